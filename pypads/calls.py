@@ -1,0 +1,201 @@
+"""The tracked call: what happens between a patched attribute being called and its return.
+
+A :class:`CallSite` belongs to one patched attribute. It runs the original exactly once
+with the caller's arguments and, while a run is being tracked, surrounds it with the
+pre and post phases of the loggers its hooks' events name. Exceptions of the original
+reach the caller unchanged; exceptions of loggers never do (see ``RunContext``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pypads.context import RunContext
+
+if TYPE_CHECKING:  # the loggers package imports this module for ``Call``
+    from pypads.loggers.base import Logger
+
+
+@dataclass(eq=False)
+class Call:
+    """One call of a tracked function or method, as loggers receive it."""
+
+    function: Callable[..., Any]
+    """The original (unpatched) function."""
+    name: str
+    """A readable qualified name: ``DecisionTreeClassifier.fit`` or ``accuracy_score``."""
+    instance: Any
+    """The object a method was called on (``None`` for functions and static methods)."""
+    owner: Any
+    """The class the method was looked up on, or the module of a function."""
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    hooks: frozenset[str]
+    run: RunContext
+    order: int
+    """Position of this call among all tracked calls of the run (from 1)."""
+    number: int
+    """Position of this call among the run's calls of the same ``name`` (from 1)."""
+    depth: int
+    """How many tracked calls enclose this one (0 for a call made by user code)."""
+    parent: Call | None
+    started: float = field(default_factory=time.perf_counter)
+    result: Any = None
+    exception: BaseException | None = None
+    duration: float | None = None
+
+    @property
+    def folder(self) -> str:
+        """The artifact folder of this call: readable, unique and in call order."""
+        return f"calls/{self.order:04d}_{self.name}"
+
+
+@dataclass(frozen=True)
+class Handler:
+    """A logger listening to an event, with the event's ``with`` options merged in."""
+
+    event: str
+    logger: Logger
+    options: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"{self.logger.name} ({self.event})"
+
+
+class Session:
+    """The live switches that every call site consults: the run and the recursion rules.
+
+    ``run`` is ``None`` outside a run; then every patched call is a plain pass-through.
+    """
+
+    def __init__(self, recursion_depth: int = -1, recursion_identity: bool = False) -> None:
+        self.run: RunContext | None = None
+        self.recursion_depth = recursion_depth
+        self.recursion_identity = recursion_identity
+
+
+# The innermost tracked call of the current thread or asyncio task. Each context has
+# its own, so threads and tasks never see each other's calls.
+_current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("pypads_call", default=None)
+# Set while loggers run, so that tracked code called by a logger is not tracked again.
+_in_logger: contextvars.ContextVar[bool] = contextvars.ContextVar("pypads_in_logger", default=False)
+
+
+def current_call() -> Call | None:
+    """The innermost tracked call that is running in this thread or task, if any."""
+    return _current_call.get()
+
+
+class CallSite:
+    """The tracking of one patched attribute (``BaseDecisionTree.fit``, ``accuracy_score``…)."""
+
+    __slots__ = ("session", "attribute", "hooks", "handlers", "bound_to")
+
+    def __init__(
+        self,
+        session: Session,
+        attribute: str,
+        hooks: frozenset[str],
+        handlers: tuple[Handler, ...],
+        bound_to: str,
+    ) -> None:
+        self.session = session
+        self.attribute = attribute
+        self.hooks = hooks
+        self.handlers = handlers
+        # "instance", "class" or "none": what the first argument of a call is.
+        self.bound_to = bound_to
+
+    def rebound(self, bound_to: str) -> CallSite:
+        """The same site for a callable whose first argument is of another kind."""
+        return CallSite(self.session, self.attribute, self.hooks, self.handlers, bound_to)
+
+    def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        run = self.session.run
+        if run is None or not self.handlers or _in_logger.get():
+            return original(*args, **kwargs)
+        call = self._begin(run, original, args, kwargs)
+        if call is None:
+            return original(*args, **kwargs)
+        token = _current_call.set(call)
+        try:
+            before = self._run_phase("pre", call, ())
+            try:
+                call.result = original(*args, **kwargs)
+            except BaseException as error:
+                call.exception = error
+                call.duration = time.perf_counter() - call.started
+                self._run_phase("post", call, before)
+                raise
+            call.duration = time.perf_counter() - call.started
+            self._run_phase("post", call, before)
+            return call.result
+        finally:
+            _current_call.reset(token)
+
+    def _begin(self, run: RunContext, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
+        parent = _current_call.get()
+        depth = 0 if parent is None else parent.depth + 1
+        session = self.session
+        if 0 <= session.recursion_depth < depth:
+            return None
+        instance, owner = self._receiver(original, args)
+        if session.recursion_identity and _encloses_same(parent, original, instance):
+            return None
+        name = f"{_display_owner(instance, owner)}.{self.attribute}" if owner is not None else self.attribute
+        order, number = run.next_call(name)
+        return Call(
+            function=original,
+            name=name,
+            instance=instance,
+            owner=owner,
+            args=args,
+            kwargs=kwargs,
+            hooks=self.hooks,
+            run=run,
+            order=order,
+            number=number,
+            depth=depth,
+            parent=parent,
+        )
+
+    def _receiver(self, original: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any]:
+        if self.bound_to == "instance" and args:
+            return args[0], type(args[0])
+        if self.bound_to == "class" and args:
+            return None, args[0]
+        return None, None
+
+    def _run_phase(self, phase: str, call: Call, before: tuple[Any, ...]) -> tuple[Any, ...]:
+        token = _in_logger.set(True)
+        try:
+            results = []
+            for index, handler in enumerate(self.handlers):
+                try:
+                    if phase == "pre":
+                        results.append(handler.logger.pre(call, handler.options))
+                    else:
+                        handler.logger.post(call, before[index], handler.options)
+                except Exception as error:  # a logger must never break the user's call
+                    results.append(None)
+                    call.run.logger_failed(handler.logger.name, f"{phase} of {call.name}", error)
+            return tuple(results)
+        finally:
+            _in_logger.reset(token)
+
+
+def _encloses_same(parent: Call | None, original: Callable[..., Any], instance: Any) -> bool:
+    while parent is not None:
+        if parent.function is original and parent.instance is instance:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _display_owner(instance: Any, owner: Any) -> str:
+    return type(instance).__name__ if instance is not None else getattr(owner, "__name__", str(owner))

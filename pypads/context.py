@@ -1,0 +1,64 @@
+"""The tracked run as loggers see it: its id, the writer, counters and per-logger state."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import warnings
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from pypads.errors import LoggerFailure, LoggerWarning
+from pypads.writer import Writer
+
+STRICT_ENV = "PYPADS_STRICT"
+
+
+def strict_mode() -> bool:
+    """Whether logger errors are raised instead of warned about (for tests)."""
+    return os.environ.get(STRICT_ENV, "").lower() in {"1", "true", "yes", "on"}
+
+
+class RunContext:
+    """Everything about one MLflow run that the call machinery and the loggers share.
+
+    It lives exactly as long as the run: a new run gets fresh counters and state, so
+    loggers themselves stay stateless and can be shared between runs.
+    """
+
+    def __init__(self, run_id: str, writer: Writer) -> None:
+        self.run_id = run_id
+        self.writer = writer
+        self._order = itertools.count(1)
+        self._numbers: defaultdict[str, Iterator[int]] = defaultdict(lambda: itertools.count(1))
+        self._states: dict[int, dict[str, Any]] = {}
+        self._failed_loggers: set[str] = set()
+        self._lock = threading.Lock()
+
+    def next_call(self, name: str) -> tuple[int, int]:
+        """The run-wide order of a new call and its number among calls of ``name`` (both from 1)."""
+        with self._lock:
+            return next(self._order), next(self._numbers[name])
+
+    def state(self, owner: object) -> dict[str, Any]:
+        """A dict private to ``owner`` (usually a logger) for the lifetime of this run."""
+        with self._lock:
+            return self._states.setdefault(id(owner), {})
+
+    def logger_failed(self, logger_name: str, where: str, error: BaseException) -> None:
+        """Report a failing logger: one warning and one tag per logger, or raise in strict mode."""
+        if strict_mode():
+            raise LoggerFailure(f"logger {logger_name} failed in {where}: {error!r}") from error
+        with self._lock:
+            if logger_name in self._failed_loggers:
+                return
+            self._failed_loggers.add(logger_name)
+        message = f"{type(error).__name__}: {error}"
+        warnings.warn(
+            f"pypads logger {logger_name} failed in {where} ({message}); the tracked code was not affected",
+            LoggerWarning,
+            stacklevel=2,
+        )
+        self.writer.set_tag(f"pypads.failure.{logger_name}", f"{where}: {message}"[:5000])

@@ -1,0 +1,33 @@
+"""The seed's defaults: which events are on, and which loggers serve them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pypads.loggers import Cpu, Disk, Input, Log, LogInit, Metric, Output, Parameters, Ram, WriteFormats
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "events": {
+        "init": {"on": ["pypads_init"]},
+        "parameters": {"on": ["pypads_fit"]},
+        "hardware": {"on": ["pypads_fit"]},
+        "output": {"on": ["pypads_fit", "pypads_predict"]},
+        "input": {"on": ["pypads_fit"], "with": {"_pypads_write_format": WriteFormats.text.name}},
+        "metric": {"on": ["pypads_metric"]},
+        "pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_transform", "pypads_metric"]},
+        "log": {"on": ["pypads_log"]},
+    },
+    "recursion_identity": False,
+    "recursion_depth": -1,
+    "log_on_failure": True,
+}
+
+DEFAULT_LOGGING_FNS: dict[str, Any] = {
+    "parameters": Parameters(),
+    "output": Output(_pypads_write_format=WriteFormats.text.name),
+    "input": Input(_pypads_write_format=WriteFormats.text.name),
+    "hardware": {Cpu(), Ram(), Disk()},
+    "metric": Metric(),
+    "log": Log(),
+    "init": LogInit(),
+}

@@ -1,0 +1,44 @@
+"""Metric: the results of scoring functions as MLflow metrics."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any
+
+from pypads.calls import Call
+from pypads.loggers.base import Logger
+from pypads.loggers.serialize import WriteFormats, serialize
+
+METRIC_HOOK = "pypads_metric"
+
+
+class Metric(Logger):
+    """A real-valued result becomes the metric ``<function name>`` with step = the
+    function's call number in the run; any other result (a confusion matrix, a report)
+    becomes the artifact ``metrics/<name>/<step>.<ext>``.
+
+    A metric computed inside another metric call (``f1_score`` calls ``fbeta_score``)
+    is an implementation detail and is not logged again.
+    """
+
+    defaults = {"max_bytes": 1_000_000}
+
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        if call.exception is not None or _inside_metric(call):
+            return
+        value = call.result
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            call.run.writer.log_metric(call.name, float(value), step=call.number)
+            return
+        extension, content = serialize(value, WriteFormats.text, options["max_bytes"])
+        call.run.writer.log_bytes(f"metrics/{call.name}/{call.number}.{extension}", content)
+
+
+def _inside_metric(call: Call) -> bool:
+    parent = call.parent
+    while parent is not None:
+        if METRIC_HOOK in parent.hooks:
+            return True
+        parent = parent.parent
+    return False

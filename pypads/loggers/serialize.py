@@ -1,0 +1,104 @@
+"""Turning arbitrary call values into artifact files, small ones whole, large ones summarised."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from enum import Enum
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+
+class WriteFormats(Enum):
+    """How Input and Output write values: readable text or a (cloud)pickle to load again."""
+
+    text = "txt"
+    pickle = "pickle"
+
+
+def write_format(value: str | WriteFormats) -> WriteFormats:
+    """Accept ``"text"``, ``"pickle"`` or a :class:`WriteFormats` member."""
+    if isinstance(value, WriteFormats):
+        return value
+    try:
+        return WriteFormats[value]
+    except KeyError:
+        names = ", ".join(member.name for member in WriteFormats)
+        raise ValueError(f"unknown write format {value!r}; use one of: {names}") from None
+
+
+def approximate_size(value: Any) -> int:
+    """A cheap estimate of the bytes a value holds, without serialising it."""
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
+    memory_usage = getattr(value, "memory_usage", None)
+    if callable(memory_usage):
+        try:
+            return int(np.sum(memory_usage(deep=False)))
+        except Exception:  # a foreign memory_usage; fall back to the shallow size
+            pass
+    return sys.getsizeof(value)
+
+
+def summary(value: Any, reason: str) -> dict[str, Any]:
+    """Type, shape, dtype, size and a content digest: what identifies a large value."""
+    described: dict[str, Any] = {"summary_of": reason, "type": _type_name(value)}
+    for attribute in ("shape", "dtype"):
+        if hasattr(value, attribute):
+            shown = getattr(value, attribute)
+            described[attribute] = list(shown) if isinstance(shown, tuple) else str(shown)
+    described["approximate_bytes"] = approximate_size(value)
+    digest = content_digest(value)
+    if digest:
+        described["sha256"] = digest
+    return described
+
+
+def content_digest(value: Any) -> str | None:
+    """SHA-256 of an array's bytes (or of a pandas object's values); None when unknown."""
+    array = value.to_numpy() if hasattr(value, "to_numpy") else value
+    if isinstance(array, np.ndarray) and array.dtype != object:
+        return hashlib.sha256(np.ascontiguousarray(array).data).hexdigest()
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return hashlib.sha256(value).hexdigest()
+    return None
+
+
+def serialize(value: Any, fmt: WriteFormats, max_bytes: int) -> tuple[str, bytes]:
+    """The file extension and content that stand for ``value`` in an artifact."""
+    if approximate_size(value) > max_bytes:
+        return "summary.json", _json(summary(value, f"larger than max_bytes={max_bytes}"))
+    if fmt is WriteFormats.pickle:
+        try:
+            data = cloudpickle.dumps(value)
+        except Exception as error:  # locks, generators, open files…
+            return "summary.json", _json({**summary(value, "not picklable"), "error": repr(error)})
+        if len(data) > max_bytes:
+            return "summary.json", _json(summary(value, f"pickle larger than max_bytes={max_bytes}"))
+        return "pickle", data
+    text = _text(value)
+    if len(text) > max_bytes:
+        return "summary.json", _json(summary(value, f"text larger than max_bytes={max_bytes}"))
+    return "txt", text.encode("utf-8")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return np.array2string(value, threshold=sys.maxsize, max_line_width=200)
+    try:
+        return repr(value)
+    except Exception as error:  # a broken __repr__ must not lose the record
+        return f"<{_type_name(value)}: repr failed: {error!r}>"
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _json(document: dict[str, Any]) -> bytes:
+    return json.dumps(document, indent=2, default=str).encode("utf-8")

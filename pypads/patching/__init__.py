@@ -1,0 +1,1 @@
+"""Duck punching: wrappers, the patches made with them, and the import hook."""

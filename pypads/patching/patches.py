@@ -1,0 +1,224 @@
+"""Applying mapping entries to live objects, and undoing every change exactly.
+
+Classes are patched in place (their ``__dict__``), so every reference to the class
+sees the tracked methods, including subclasses created later: a mapped class gets an
+``__init_subclass__`` that patches each new subclass, a user's class in ``__main__``
+included. Functions cannot be changed in place, so a tracked function replaces the
+original wherever a loaded module holds it (``sklearn.metrics``, the private module
+that defines it, a script that did ``from sklearn.metrics import f1_score``): import
+order does not matter. ``restore()`` puts back the identical original objects.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from pypads.calls import CallSite
+from pypads.mapping.model import HookRule, MappingEntry
+from pypads.patching.wrappers import wrap_class_attribute, wrap_function
+
+_MISSING = object()
+# Never wrapped: wrapping them would change how classes are built or compared.
+_NEVER = frozenset({"__init_subclass__", "__new__", "__class__", "__getattribute__", "__setattr__", "__delattr__"})
+
+SiteFactory = Callable[[str, frozenset[str], str], CallSite]
+
+
+class Patcher:
+    """Holds the resolved mapping entries and every patch made from them."""
+
+    def __init__(self, entries: Iterable[MappingEntry], make_site: SiteFactory) -> None:
+        self._make_site = make_site
+        self._pending: dict[str, list[MappingEntry]] = {}
+        for entry in entries:
+            self._pending.setdefault(entry.target, []).append(entry)
+        self._class_entries: dict[type, list[MappingEntry]] = {}
+        self._patched_classes: set[type] = set()
+        self._class_patches: list[tuple[type, str, Any]] = []
+        self._wrapper_of: dict[int, Callable[..., Any]] = {}
+        self._original_of: dict[int, Callable[..., Any]] = {}
+        self._unpatched: dict[int, Any] = {}  # class attribute wrapper -> what it wraps
+        self._watched = self._prefixes(self._pending)
+        self.patched_modules: list[str] = []
+
+    # --- which modules matter ---------------------------------------------------------
+    @staticmethod
+    def _prefixes(targets: Iterable[str]) -> frozenset[str]:
+        names = set()
+        for target in targets:
+            parts = target.split(".")
+            names.update(".".join(parts[:length]) for length in range(1, len(parts) + 1))
+        return frozenset(names)
+
+    def is_watched(self, module_name: str) -> bool:
+        return module_name in self._watched
+
+    def libraries(self) -> frozenset[str]:
+        return frozenset(target.split(".")[0] for target in self._pending)
+
+    # --- resolving targets ------------------------------------------------------------
+    def patch_loaded(self) -> list[str]:
+        """Patch every target whose module is already imported; returns their names."""
+        resolved = [target for target in list(self._pending) if self._try_resolve(target)]
+        self._replace_references(self._wrapper_of)
+        return resolved
+
+    def on_module_loaded(self, module: types.ModuleType) -> None:
+        """Called by the import hook once ``module`` has executed."""
+        name = module.__name__
+        candidates = [t for t in self._pending if t == name or t.startswith(name + ".")]
+        if any([self._try_resolve(target) for target in candidates]):
+            self._replace_references(self._wrapper_of)
+
+    def _try_resolve(self, target: str) -> bool:
+        found = _resolve(target)
+        if found is None:
+            return False
+        entries = self._pending.pop(target)
+        if isinstance(found, type):
+            for entry in entries:
+                self._class_entries.setdefault(found, []).append(entry)
+            self._hook_subclasses(found)
+            self._patch_class_tree(found)
+        elif isinstance(found, types.ModuleType):
+            for entry in entries:
+                self._patch_module(found, entry)
+        elif callable(found):
+            for entry in entries:
+                hooks = frozenset(rule.hook for rule in entry.rules)
+                self._track_function(found, hooks)
+        self.patched_modules.append(target)
+        return True
+
+    # --- classes ----------------------------------------------------------------------
+    def _patch_class_tree(self, root: type) -> None:
+        stack = [root]
+        seen: set[type] = set()
+        while stack:
+            cls = stack.pop()
+            if cls in seen:
+                continue
+            seen.add(cls)
+            self.patch_class(cls)
+            stack.extend(type.__subclasses__(cls))
+
+    def patch_class(self, cls: type) -> None:
+        """Wrap the hooked methods ``cls`` defines or inherits from unmapped bases."""
+        if cls in self._patched_classes:
+            return
+        self._patched_classes.add(cls)
+        entries = self._entries_for(cls)
+        names = {name for klass in cls.__mro__ for name in vars(klass)} - _NEVER
+        for name in sorted(names):
+            owner = next(klass for klass in cls.__mro__ if name in vars(klass))
+            value = vars(owner)[name]
+            hooks = frozenset().union(*(entry.hooks_for(name, value) for entry in entries))
+            if not hooks:
+                continue
+            if owner is not cls and self._entries_for(owner) and self._hooks_of(owner, name, value) == hooks:
+                continue  # the owner is mapped itself and tracks this attribute already
+            value = self._unpatched.get(id(value), value)
+            replacement = wrap_class_attribute(
+                value, lambda bound_to, name=name, hooks=hooks: self._make_site(name, hooks, bound_to)
+            )
+            if replacement is not None:
+                self._unpatched[id(replacement)] = value
+                self._class_patches.append((cls, name, vars(cls).get(name, _MISSING)))
+                type.__setattr__(cls, name, replacement)
+
+    def _entries_for(self, cls: type) -> list[MappingEntry]:
+        return [entry for klass in cls.__mro__ for entry in self._class_entries.get(klass, ())]
+
+    def _hooks_of(self, cls: type, name: str, value: Any) -> frozenset[str]:
+        return frozenset().union(*(entry.hooks_for(name, value) for entry in self._entries_for(cls)))
+
+    def _hook_subclasses(self, base: type) -> None:
+        """Give ``base`` an ``__init_subclass__`` that patches every future subclass."""
+        own = vars(base).get("__init_subclass__", _MISSING)
+        patcher = self
+
+        def __init_subclass__(cls: type, **kwargs: Any) -> None:
+            if own is _MISSING:
+                super(base, cls).__init_subclass__(**kwargs)
+            else:
+                own.__get__(None, cls)(**kwargs)
+            patcher.patch_class(cls)
+
+        self._class_patches.append((base, "__init_subclass__", own))
+        type.__setattr__(base, "__init_subclass__", classmethod(__init_subclass__))
+
+    # --- modules and functions --------------------------------------------------------
+    def _patch_module(self, module: types.ModuleType, entry: MappingEntry) -> None:
+        for name, value in list(vars(module).items()):
+            if name.startswith("_") or isinstance(value, types.ModuleType) or not callable(value):
+                continue
+            hooks = entry.hooks_for(name, value)
+            if not hooks:
+                continue
+            if isinstance(value, type):
+                # A class selected by a module entry: all its public methods fire the hooks.
+                rules = tuple(HookRule(hook=hook, always=True) for hook in sorted(hooks))
+                self._class_entries.setdefault(value, []).append(
+                    MappingEntry(entry.name, entry.other_names, f"{module.__name__}.{name}", rules, entry.source)
+                )
+                self._patch_class_tree(value)
+            elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+                self._track_function(value, hooks)
+
+    def _track_function(self, function: Callable[..., Any], hooks: frozenset[str]) -> None:
+        if id(function) in self._wrapper_of or id(function) in self._original_of:
+            return
+        name = getattr(function, "__name__", "function")
+        wrapper = wrap_function(function, self._make_site(name, hooks, "none"))
+        self._wrapper_of[id(function)] = wrapper
+        self._original_of[id(wrapper)] = function
+
+    def _replace_references(self, replacements: dict[int, Callable[..., Any]]) -> None:
+        """Swap objects by identity in the namespace of every loaded module."""
+        if not replacements:
+            return
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for key, value in list(namespace.items()):
+                new = replacements.get(id(value))
+                if new is not None and new is not value:
+                    namespace[key] = new
+
+    # --- undoing ----------------------------------------------------------------------
+    def restore(self) -> None:
+        """Put back every original object and forget all patches."""
+        self._replace_references(self._original_of)
+        for cls, name, original in reversed(self._class_patches):
+            if original is _MISSING:
+                type.__delattr__(cls, name)
+            else:
+                type.__setattr__(cls, name, original)
+        self._class_patches.clear()
+        self._patched_classes.clear()
+        self._unpatched.clear()
+
+
+def _resolve(target: str) -> Any:
+    """The object a dotted path names, if the module holding it is already imported.
+
+    Only module namespaces are read (no ``getattr`` on modules), so resolving never
+    triggers a lazy import from inside an import hook.
+    """
+    parts = target.split(".")
+    for length in range(len(parts), 0, -1):
+        module = sys.modules.get(".".join(parts[:length]))
+        if module is None:
+            continue
+        found: Any = module
+        for part in parts[length:]:
+            namespace = vars(found) if isinstance(found, (types.ModuleType, type)) else {}
+            found = namespace.get(part)
+            if found is None:
+                return None
+        return found
+    return None

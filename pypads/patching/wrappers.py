@@ -1,0 +1,85 @@
+"""Wrappers that route calls through a :class:`~pypads.calls.CallSite`.
+
+A wrapper must be indistinguishable from what it wraps for everything but tracking:
+same ``__name__``, ``__qualname__``, ``__doc__``, ``__module__`` and ``inspect.signature``
+(through ``__wrapped__``), same binding behaviour as a method, classmethod, staticmethod
+or descriptor, and the same ``AttributeError`` where the original descriptor raises one
+(scikit-learn's ``available_if``: ``hasattr(pipeline, "predict_proba")`` must not change).
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from collections.abc import Callable
+from typing import Any
+
+from pypads.calls import CallSite
+
+
+def wrap_function(original: Callable[..., Any], site: CallSite) -> Callable[..., Any]:
+    """A plain function that calls ``original`` through ``site``.
+
+    Being a real function, it binds as a method exactly like the original does.
+    """
+    session = site.session
+
+    @functools.wraps(original)
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        # The inactive path stays one attribute test away from the original.
+        if session.run is None:
+            return original(*args, **kwargs)
+        return site.invoke(original, args, kwargs)
+
+    return tracked
+
+
+class TrackedDescriptor:
+    """Stands in for a non-function descriptor (e.g. ``available_if``) in a class body.
+
+    Binding is delegated to the original descriptor, so whatever it raises or returns
+    for an instance stays the same; only the callable it yields is tracked.
+    """
+
+    def __init__(self, original: Any, site: CallSite) -> None:
+        self.original = original
+        self.site = site
+        self._wrappers: dict[tuple[Callable[..., Any], str], Callable[..., Any]] = {}
+        functools.update_wrapper(self, original, updated=())  # type: ignore[arg-type]
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        bound = self.original.__get__(instance, owner)
+        if isinstance(bound, types.MethodType):
+            return types.MethodType(self._tracked(bound.__func__, "instance"), bound.__self__)
+        if callable(bound):
+            return self._tracked(bound, "none" if instance is not None else "instance")
+        return bound
+
+    def _tracked(self, function: Callable[..., Any], bound_to: str) -> Callable[..., Any]:
+        # The descriptor yields a fresh object on each access; reuse one wrapper per function.
+        key = (function, bound_to)
+        wrapper = self._wrappers.get(key)
+        if wrapper is None:
+            site = self.site if bound_to == self.site.bound_to else self.site.rebound(bound_to)
+            wrapper = self._wrappers[key] = wrap_function(function, site)
+        return wrapper
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+
+def wrap_class_attribute(value: Any, make_site: Callable[[str], CallSite]) -> Any | None:
+    """The tracked replacement for an attribute found in a class ``__dict__``, or None
+    when it is not something that can be called (properties, data, nested classes)."""
+    if isinstance(value, staticmethod):
+        return staticmethod(wrap_function(value.__func__, make_site("none")))
+    if isinstance(value, classmethod):
+        return classmethod(wrap_function(value.__func__, make_site("class")))
+    if isinstance(value, types.FunctionType):
+        return wrap_function(value, make_site("instance"))
+    if isinstance(value, type) or isinstance(value, property):
+        return None
+    descriptor_type = type(value)
+    if hasattr(descriptor_type, "__get__") and not hasattr(descriptor_type, "__set__"):
+        return TrackedDescriptor(value, make_site("instance"))
+    return None

@@ -1,0 +1,85 @@
+"""Where runs go: the tracking URI, the artifact folder and the experiment."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlflow.tracking import MlflowClient
+
+HOME_ENV = "PYPADS_HOME"
+DEFAULT_EXPERIMENT = "pypads"
+
+
+@dataclass(frozen=True)
+class Store:
+    """An MLflow tracking URI and, for local stores, the folder artifacts go to."""
+
+    tracking_uri: str
+    artifact_root: Path | None
+
+    def ui_command(self) -> str:
+        """The command that opens this store in the MLflow UI."""
+        artifacts = f" --default-artifact-root {self.artifact_root.as_uri()}" if self.artifact_root else ""
+        return f"mlflow ui --backend-store-uri {self.tracking_uri}{artifacts}"
+
+
+def pypads_home() -> Path:
+    """``$PYPADS_HOME``, else ``~/.pypads``: home of the embedded default store."""
+    return Path(os.environ.get(HOME_ENV) or Path.home() / ".pypads").expanduser().resolve()
+
+
+def resolve_store(uri: str | None = None) -> Store:
+    """The store for ``uri``, else ``$MLFLOW_TRACKING_URI``, else ``$MLFLOW_PATH``
+    (a folder or a URI), else a SQLite store in :func:`pypads_home`."""
+    chosen = uri or os.environ.get("MLFLOW_TRACKING_URI") or os.environ.get("MLFLOW_PATH")
+    if not chosen:
+        return _sqlite_in(pypads_home())
+    if _is_uri(chosen):
+        return Store(chosen, _artifacts_beside(chosen))
+    return _sqlite_in(Path(chosen).expanduser().resolve())
+
+
+def _is_uri(text: str) -> bool:
+    return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text) is not None and not re.match(r"^[A-Za-z]:[\\/]", text)
+
+
+def _sqlite_in(folder: Path) -> Store:
+    folder.mkdir(parents=True, exist_ok=True)
+    return Store(f"sqlite:///{folder / 'mlflow.db'}", folder / "artifacts")
+
+
+def _artifacts_beside(uri: str) -> Path | None:
+    """SQLite stores keep their artifacts beside the database file, never in the cwd."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    database = Path(uri[len("sqlite:///") :]).expanduser()
+    return database.resolve().parent / "artifacts"
+
+
+def default_experiment_name() -> str:
+    """The running script's name (``train`` for ``python train.py``), else ``pypads``."""
+    main = sys.modules.get("__main__")
+    script = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else "")
+    return Path(script).stem or DEFAULT_EXPERIMENT
+
+
+def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
+    """The id of experiment ``name``, created with an explicit artifact folder if new."""
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    location = None
+    if store.artifact_root is not None:
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+        location = (store.artifact_root / safe).as_uri()
+    try:
+        return client.create_experiment(name, artifact_location=location)
+    except Exception:  # another process created it between our two calls
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None:
+            raise
+        return experiment.experiment_id

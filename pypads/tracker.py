@@ -1,0 +1,260 @@
+"""``PyPads``: the one object a user creates. It wires the stages together:
+
+mapping files → patcher (+ import hook) → call sites → event table → loggers → writer → MLflow.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import traceback
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from importlib import metadata
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import mlflow
+from loguru import logger
+from mlflow.tracking import MlflowClient
+from mlflow.tracking._tracking_service import utils as tracking_utils
+
+from pypads.calls import CallSite, Session
+from pypads.context import RunContext
+from pypads.defaults import DEFAULT_CONFIG, DEFAULT_LOGGING_FNS
+from pypads.errors import ConfigError
+from pypads.events import EventTable, merge_config, merge_logging_fns
+from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
+from pypads.mapping import MappingFile, load_mappings
+from pypads.patching.importer import PatchingFinder
+from pypads.patching.patches import Patcher
+from pypads.store import Store, default_experiment_name, ensure_experiment, resolve_store
+from pypads.writer import Writer
+
+RunFunction = Callable[["PyPads"], None]
+
+_active: PyPads | None = None  # patches are process-wide: one tracker at a time
+
+
+class PyPads:
+    """Track every mapped library call of this process into an MLflow run.
+
+    Creating it validates the config and the mapping files (raising one clear error for
+    bad input, before anything is patched), starts an MLflow run — or joins the active
+    one — and patches the mapped libraries, whether they are imported before or after.
+
+    Args:
+        uri: MLflow tracking URI. Defaults to ``$MLFLOW_TRACKING_URI`` (or a URI set with
+            ``mlflow.set_tracking_uri``), then ``$MLFLOW_PATH`` (a folder or a URI), then
+            a SQLite store in ``~/.pypads`` (``$PYPADS_HOME``).
+        name: MLflow experiment name; defaults to the script's name.
+        mapping_paths: extra mapping files to use.
+        mapping: a mapping document (the JSON of a mapping file, as a dict) to use.
+        init_run_fns: callables run once with this tracker when the run starts.
+        include_default_mappings: use the mapping files shipped with pypads.
+        logging_fns: ``{event: logger}`` or ``{event: {logger, …}}``, over the defaults.
+        config: ``{"events": …, "recursion_identity": …, "recursion_depth": …,
+            "log_on_failure": …}``; each given key replaces the default one.
+        reload_modules: re-import the affected modules that were imported before.
+        reload_warnings: say which mapped modules were imported before and patched in place.
+        clear_imports: drop the affected modules from ``sys.modules`` so that their next
+            import loads them afresh.
+        affected_modules: the module names ``reload_modules``/``clear_imports`` act on;
+            defaults to every loaded module of a mapped library.
+    """
+
+    def __init__(
+        self,
+        uri: str | None = None,
+        name: str | None = None,
+        mapping_paths: Iterable[str | Path] | None = None,
+        mapping: Mapping[str, Any] | None = None,
+        init_run_fns: Iterable[RunFunction] | None = None,
+        include_default_mappings: bool = True,
+        logging_fns: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        reload_modules: bool = False,
+        reload_warnings: bool = True,
+        clear_imports: bool = False,
+        affected_modules: Iterable[str] | None = None,
+    ) -> None:
+        # Everything that can be wrong with the input is checked before anything changes.
+        self.config = merge_config(DEFAULT_CONFIG, config)
+        self.events = EventTable(self.config, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
+        self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
+        self.init_run_fns = _check_run_functions(init_run_fns)
+
+        global _active
+        if _active is not None:
+            warnings.warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
+            _active.deactivate()
+
+        self.store: Store = resolve_store(uri or _explicit_mlflow_uri())
+        self.experiment_name = name or default_experiment_name()
+        self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
+        self._client: MlflowClient | None = None
+        self._owns_run = False
+        self._exit_hooks = ExitHooks(self._end_at_exit)
+        self._start_run()
+
+        entries = [entry for file in self.mappings for entry in file.entries]
+        self._patcher = Patcher(entries, self._make_site)
+        self._prepare_imports(clear_imports, reload_modules, reload_warnings, affected_modules)
+        self._finder = PatchingFinder(self._patcher.is_watched, self._patcher.on_module_loaded)
+        self._finder.install()
+        self._patcher.patch_loaded()
+        _active = self
+        self._run_init_functions()
+
+    # --- the run ----------------------------------------------------------------------
+    @property
+    def run_id(self) -> str | None:
+        """The id of the MLflow run being tracked (``None`` once it ended)."""
+        run = self.session.run
+        return run.run_id if run is not None else None
+
+    @property
+    def writer(self) -> Writer | None:
+        """The writer of the current run, for logging extra values the same batched way."""
+        run = self.session.run
+        return run.writer if run is not None else None
+
+    def _start_run(self) -> None:
+        try:
+            mlflow.set_tracking_uri(self.store.tracking_uri)
+            self._client = MlflowClient(self.store.tracking_uri)
+            active = mlflow.active_run()
+            if active is not None:
+                run_id = active.info.run_id
+            else:
+                experiment_id = ensure_experiment(self._client, self.store, self.experiment_name)
+                run_id = mlflow.start_run(experiment_id=experiment_id).info.run_id
+                self._owns_run = True
+        except Exception as error:  # tracking must never stop the user's script
+            warnings.warn(f"pypads could not start an MLflow run at {self.store.tracking_uri}: {error}; "
+                          "continuing without tracking", stacklevel=3)
+            return
+        writer = Writer(self._client, run_id)
+        writer.set_tags({"pypads.version": _version(), "pypads.mappings": self._mapping_summary()})
+        self.session.run = RunContext(run_id, writer)
+        self._exit_hooks.install()
+
+    def end_run(self, status: str = FINISHED) -> None:
+        """Flush everything and end the run; when this returns, all data is in MLflow.
+
+        Calls of tracked code go on working afterwards, untracked.
+        """
+        run = self.session.run
+        if run is None:
+            return
+        self.session.run = None
+        self._exit_hooks.uninstall()
+        run.writer.close()
+        if not self._owns_run or self._client is None:
+            return
+        active = mlflow.active_run()
+        if active is not None and active.info.run_id == run.run_id:
+            mlflow.end_run(status)
+        else:
+            self._client.set_terminated(run.run_id, status)
+
+    def _end_at_exit(self, status: str, failure: str | None) -> None:
+        run = self.session.run
+        if failure and run is not None and self.config["log_on_failure"]:
+            run.writer.log_text("failure/traceback.txt", failure)
+        self.end_run(status)
+
+    def _run_init_functions(self) -> None:
+        for function in self.init_run_fns:
+            try:
+                function(self)
+            except Exception as error:
+                run = self.session.run
+                name = getattr(function, "__name__", repr(function))
+                if run is not None:
+                    run.logger_failed(name, "run start", error)
+
+    # --- patching ---------------------------------------------------------------------
+    def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
+        return CallSite(self.session, attribute, hooks, self.events.handlers_for(hooks), bound_to)
+
+    def _prepare_imports(
+        self, clear: bool, reload: bool, warn: bool, affected: Iterable[str] | None
+    ) -> None:
+        libraries = self._patcher.libraries()
+        names = list(affected) if affected is not None else [
+            name for name in sys.modules if name.split(".")[0] in libraries
+        ]
+        if clear:
+            for name in names:
+                sys.modules.pop(name, None)
+        elif reload:
+            for name in names:
+                module = sys.modules.get(name)
+                if module is not None:
+                    try:
+                        importlib.reload(module)
+                    except Exception as error:
+                        warnings.warn(f"pypads could not reload {name}: {error}", stacklevel=4)
+        elif warn and names:
+            logger.info(
+                "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
+                len(names), ", ".join(sorted(libraries)),
+            )
+
+    @property
+    def affected_modules(self) -> list[str]:
+        """The mapped targets that have been patched so far."""
+        return list(self._patcher.patched_modules)
+
+    def deactivate(self) -> None:
+        """End the run (if still open) and restore every patched attribute to the
+        identical original object."""
+        global _active
+        self.end_run()
+        self._finder.uninstall()
+        self._patcher.restore()
+        if _active is self:
+            _active = None
+
+    def __enter__(self) -> PyPads:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if kind is None:
+            self._end_at_exit(FINISHED, None)
+        else:
+            status = KILLED if issubclass(kind, KeyboardInterrupt) else FAILED
+            self._end_at_exit(status, "".join(traceback.format_exception(kind, error, tb)))
+        self.deactivate()
+
+    def _mapping_summary(self) -> str:
+        return json.dumps([
+            {"file": Path(file.source).name, "library": file.library, "mapping_version": str(file.mapping_version)}
+            for file in self.mappings
+        ])
+
+
+def _check_run_functions(functions: Iterable[RunFunction] | None) -> list[RunFunction]:
+    checked = list(functions or ())
+    for function in checked:
+        if not callable(function):
+            raise ConfigError(f"init_run_fns: {function!r} is not callable")
+    return checked
+
+
+def _explicit_mlflow_uri() -> str | None:
+    """A tracking URI the user set (environment or ``mlflow.set_tracking_uri``)."""
+    is_set = getattr(tracking_utils, "is_tracking_uri_set", None)
+    return mlflow.get_tracking_uri() if callable(is_set) and is_set() else None
+
+
+def _version() -> str:
+    try:
+        return metadata.version("pypads")
+    except metadata.PackageNotFoundError:
+        return "unknown"
