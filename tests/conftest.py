@@ -1,0 +1,104 @@
+"""Shared fixtures: a real MLflow SQLite store in a temporary folder, trackers that are
+always deactivated, and helpers to read back what a run holds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import pytest
+from mlflow.tracking import MlflowClient
+
+from pypads import PyPads
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.setdefault("PYPADS_STRICT", "1")  # logger errors fail tests unless a test says otherwise
+
+
+@pytest.fixture
+def store_uri(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+
+
+@pytest.fixture
+def make_tracker(store_uri: str) -> Iterator[Callable[..., PyPads]]:
+    created: list[PyPads] = []
+
+    def make(**kwargs: Any) -> PyPads:
+        kwargs.setdefault("uri", store_uri)
+        kwargs.setdefault("name", "tests")
+        tracker = PyPads(**kwargs)
+        created.append(tracker)
+        return tracker
+
+    yield make
+    for tracker in created:
+        tracker.deactivate()
+    while mlflow.active_run() is not None:
+        mlflow.end_run()
+
+
+class RunView:
+    """What a finished run holds, read back through a fresh MLflow client."""
+
+    def __init__(self, uri: str, run_id: str) -> None:
+        self.uri = uri
+        self.client = MlflowClient(uri)
+        self.run = self.client.get_run(run_id)
+        self.run_id = run_id
+
+    @property
+    def params(self) -> dict[str, str]:
+        return self.run.data.params
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.run.data.metrics
+
+    @property
+    def tags(self) -> dict[str, str]:
+        return self.run.data.tags
+
+    @property
+    def status(self) -> str:
+        return self.run.info.status
+
+    def metric_history(self, key: str) -> list[tuple[int, float]]:
+        return [(m.step, m.value) for m in self.client.get_metric_history(self.run_id, key)]
+
+    def artifacts(self, path: str | None = None) -> list[str]:
+        files = []
+        for item in self.client.list_artifacts(self.run_id, path):
+            files.extend(self.artifacts(item.path) if item.is_dir else [item.path])
+        return files
+
+    def artifact_text(self, path: str) -> str:
+        local = mlflow.artifacts.download_artifacts(run_id=self.run_id, artifact_path=path, tracking_uri=self.uri)
+        return Path(local).read_text()
+
+
+@pytest.fixture
+def read_run(store_uri: str) -> Callable[[str], RunView]:
+    return lambda run_id: RunView(store_uri, run_id)
+
+
+def only_run(uri: str) -> RunView:
+    """The single run of a store (for subprocess tests, where the id is not returned)."""
+    client = MlflowClient(uri)
+    runs = [run for experiment in client.search_experiments() for run in client.search_runs([experiment.experiment_id])]
+    assert len(runs) == 1, f"expected one run, found {len(runs)}"
+    return RunView(uri, runs[0].info.run_id)
+
+
+def run_script(code: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` as a script in a fresh interpreter, with the store in ``tmp_path``."""
+    script = tmp_path / "script.py"
+    script.write_text(code)
+    environment = {**os.environ, "PYPADS_HOME": str(tmp_path / "home"), **(env or {})}
+    return subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environment,
+                          capture_output=True, text=True, timeout=timeout)
