@@ -4,6 +4,7 @@ always deactivated, and helpers to read back what a run holds."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,9 +21,19 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("PYPADS_STRICT", "1")  # logger errors fail tests unless a test says otherwise
 
 
+@pytest.fixture(scope="session")
+def empty_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite store with MLflow's schema, made once: creating the schema takes seconds."""
+    database = tmp_path_factory.mktemp("template") / "mlflow.db"
+    MlflowClient(f"sqlite:///{database}").search_experiments()
+    return database
+
+
 @pytest.fixture
-def store_uri(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'mlflow.db'}"
+def store_uri(tmp_path: Path, empty_store: Path) -> str:
+    database = tmp_path / "mlflow.db"
+    shutil.copyfile(empty_store, database)
+    return f"sqlite:///{database}"
 
 
 @pytest.fixture

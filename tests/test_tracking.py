@@ -1,0 +1,214 @@
+"""What a user sees in MLflow after tracking scikit-learn with the default mappings."""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+
+import numpy as np
+import pytest
+from sklearn import datasets, metrics
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score  # bound by name before PyPads(): must still be tracked
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.tree import DecisionTreeClassifier
+
+X, y = datasets.load_iris(return_X_y=True)
+
+
+def test_issue_example_logs_params_artifacts_and_metric(make_tracker, read_run):
+    tracker = make_tracker()
+    model = DecisionTreeClassifier(max_depth=3).fit(X, y)
+    accuracy = metrics.accuracy_score(y, model.predict(X))
+    run_id = tracker.run_id
+    tracker.end_run()
+
+    run = read_run(run_id)
+    assert run.status == "FINISHED"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "3"
+    assert run.metrics["accuracy_score"] == pytest.approx(accuracy)
+    files = run.artifacts()
+    assert "calls/0001_DecisionTreeClassifier.fit/input/X.txt" in files
+    assert "calls/0001_DecisionTreeClassifier.fit/output.txt" in files
+    assert "calls/0002_DecisionTreeClassifier.predict/output.txt" in files
+    assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier(max_depth=3)"
+    assert "5.1" in run.artifact_text("calls/0001_DecisionTreeClassifier.fit/input/X.txt")
+    assert any(key.startswith("DecisionTreeClassifier.fit.cpu") for key in run.metrics)
+
+
+def test_metric_steps_count_calls_and_non_float_results_become_artifacts(make_tracker, read_run):
+    tracker = make_tracker()
+    predicted = DecisionTreeClassifier(random_state=0).fit(X, y).predict(X)
+    for _ in range(3):
+        metrics.accuracy_score(y, predicted)
+    matrix = metrics.confusion_matrix(y, predicted)
+    run_id = tracker.run_id
+    tracker.end_run()
+
+    run = read_run(run_id)
+    assert [step for step, _ in run.metric_history("accuracy_score")] == [1, 2, 3]
+    assert run.artifact_text("metrics/confusion_matrix/1.txt") == np.array2string(matrix, max_line_width=200)
+
+
+def test_function_imported_by_name_before_pypads_is_tracked(make_tracker, read_run):
+    tracker = make_tracker()
+    # `f1_score` was imported at the top of this module, before PyPads() existed.
+    assert globals()["f1_score"] is metrics.f1_score
+    value = f1_score(y, y, average="macro")
+    run_id = tracker.run_id
+    tracker.end_run()
+    history = read_run(run_id).metric_history("f1_score")
+    assert history == [(1, value)]
+    # f1_score computes fbeta_score internally: an implementation detail, not a second metric
+    assert read_run(run_id).metric_history("fbeta_score") == []
+
+
+def test_second_fit_with_other_values_gets_its_own_param_names(make_tracker, read_run):
+    tracker = make_tracker()
+    DecisionTreeClassifier(max_depth=2).fit(X, y)
+    DecisionTreeClassifier(max_depth=2).fit(X, y)  # same values: nothing new
+    DecisionTreeClassifier(max_depth=5).fit(X, y)
+    run_id = tracker.run_id
+    tracker.end_run()
+    params = read_run(run_id).params
+    assert params["DecisionTreeClassifier.max_depth"] == "2"
+    assert params["DecisionTreeClassifier_1.max_depth"] == "5"
+    assert "DecisionTreeClassifier_2.max_depth" not in params
+
+
+def test_pipeline_tracks_its_steps(make_tracker, read_run):
+    tracker = make_tracker()
+    pipeline = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression(max_iter=500))])
+    pipeline.fit(X, y)
+    pipeline.predict(X)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert run.params["LogisticRegression.max_iter"] == "500"
+    assert "StandardScaler.with_mean" in run.params
+    calls = [name.split("_", 1)[1] for name in sorted({path.split("/")[1] for path in run.artifacts("calls")})]
+    # in call order, nested calls included (fit_transform calls fit)
+    assert calls[:4] == ["Pipeline.fit", "StandardScaler.fit_transform", "StandardScaler.fit", "LogisticRegression.fit"]
+    assert "Pipeline.predict" in calls
+
+
+def test_grid_search_logs_each_candidate_without_changing_params(make_tracker, read_run):
+    tracker = make_tracker()
+    search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2, 3]}, cv=2)
+    search.fit(X, y)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    depths = {value for key, value in run.params.items() if key.split(".")[-1] == "max_depth" and key.startswith("DecisionTree")}
+    assert {"1", "2", "3"} <= depths
+    assert run.params["GridSearchCV.cv"] == "2"
+    assert run.tags.get("pypads.failure.Parameters") is None
+
+
+def test_modules_imported_after_pypads_are_patched_on_import(make_tracker, read_run):
+    import sys
+
+    for name in [name for name in sys.modules if name.startswith("sklearn.cluster")]:
+        del sys.modules[name]
+    tracker = make_tracker()
+    from sklearn.cluster import KMeans  # imported (again) after PyPads()
+
+    KMeans(n_clusters=2, n_init=1, random_state=0).fit(X)
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert read_run(run_id).params["KMeans.n_clusters"] == "2"
+
+
+def test_user_subclass_defined_after_pypads_is_tracked(make_tracker, read_run):
+    tracker = make_tracker()
+
+    class ShallowTree(DecisionTreeClassifier):
+        def fit(self, X, y, sample_weight=None, check_input=True):
+            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    ShallowTree(max_depth=1).fit(X, y)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert run.params["ShallowTree.max_depth"] == "1"
+    assert any(path.startswith("calls/0001_ShallowTree.fit/") for path in run.artifacts())
+
+
+def test_patched_methods_keep_identity_signature_pickle_and_hasattr(make_tracker):
+    before = {
+        "signature": inspect.signature(DecisionTreeClassifier.fit),
+        "doc": DecisionTreeClassifier.fit.__doc__,
+        "svc_proba": hasattr(SVC(), "predict_proba"),
+        "pipe_proba": hasattr(Pipeline([("svc", SVC())]), "predict_proba"),
+    }
+    make_tracker()
+    assert DecisionTreeClassifier.fit.__name__ == "fit"
+    assert DecisionTreeClassifier.fit.__qualname__.endswith("fit")
+    assert DecisionTreeClassifier.fit.__doc__ == before["doc"]
+    assert inspect.signature(DecisionTreeClassifier.fit) == before["signature"]
+    assert inspect.signature(f1_score).parameters.keys() >= {"y_true", "y_pred", "average"}
+    assert hasattr(SVC(), "predict_proba") == before["svc_proba"] is False
+    assert hasattr(Pipeline([("svc", SVC())]), "predict_proba") == before["pipe_proba"] is False
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    assert vars(model).keys() == vars(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)).keys()
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    assert clone(model).get_params() == model.get_params()
+    assert pickle.loads(pickle.dumps(metrics.accuracy_score)) is metrics.accuracy_score
+
+
+def _own_attribute(cls, name):
+    """The raw class-dict entry (an ``available_if`` descriptor, say) behind ``cls.name``."""
+    return next(vars(klass)[name] for klass in cls.__mro__ if name in vars(klass))
+
+
+def test_deactivate_restores_the_identical_originals(make_tracker):
+    import sklearn.base
+    import sklearn.metrics._classification as classification
+
+    originals = {
+        "fit": vars(DecisionTreeClassifier)["fit"],
+        "accuracy": metrics.accuracy_score,
+        "private_accuracy": classification.accuracy_score,
+        "f1_here": f1_score,
+        "init_subclass": vars(sklearn.base.BaseEstimator).get("__init_subclass__"),
+        "svc_predict_proba": _own_attribute(SVC, "predict_proba"),
+        "pipeline_fit_transform": vars(Pipeline).get("fit_transform"),
+    }
+    tracker = make_tracker()
+    assert vars(DecisionTreeClassifier)["fit"] is not originals["fit"]
+    assert metrics.accuracy_score is not originals["accuracy"]
+    assert globals()["f1_score"] is not originals["f1_here"]
+    tracker.deactivate()
+    assert vars(DecisionTreeClassifier)["fit"] is originals["fit"]
+    assert metrics.accuracy_score is originals["accuracy"]
+    assert classification.accuracy_score is originals["private_accuracy"]
+    assert globals()["f1_score"] is originals["f1_here"]
+    assert vars(sklearn.base.BaseEstimator).get("__init_subclass__") is originals["init_subclass"]
+    assert _own_attribute(SVC, "predict_proba") is originals["svc_predict_proba"]
+    assert vars(Pipeline).get("fit_transform") is originals["pipeline_fit_transform"]
+
+
+def test_calls_after_end_run_are_untracked_and_unharmed(make_tracker, read_run):
+    tracker = make_tracker()
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert tracker.run_id is None
+    model = DecisionTreeClassifier(max_depth=4).fit(X, y)
+    assert metrics.accuracy_score(y, model.predict(X)) > 0.9
+    assert "DecisionTreeClassifier.max_depth" not in read_run(run_id).params
+
+
+def test_context_manager_ends_the_run(store_uri, read_run):
+    from pypads import PyPads
+
+    with PyPads(uri=store_uri, name="ctx") as tracker:
+        run_id = tracker.run_id
+        DecisionTreeClassifier().fit(X, y)
+    assert read_run(run_id).status == "FINISHED"
+    assert isinstance(vars(DecisionTreeClassifier)["fit"], type(lambda: 0))
+    assert "DecisionTreeClassifier.criterion" in read_run(run_id).params
