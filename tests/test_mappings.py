@@ -1,0 +1,176 @@
+"""Mapping files: validation with clear errors, version choice and the three hook kinds."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from sklearn.tree import DecisionTreeClassifier
+
+from pypads import MappingError, PyPads
+from pypads.mapping import mapping_schema, read_mapping_file
+from pypads.mapping.files import default_mapping_paths
+
+import jsonschema
+
+
+def mapping_document(**entry_changes):
+    entry = {
+        "name": "toy model",
+        "implementation": {"toylib": "toylib.models.Model"},
+        "hooks": {"pypads_fit": ["fit"]},
+        **entry_changes,
+    }
+    return {
+        "metadata": {"library": "toylib", "library_versions": ">=1.0", "mapping_version": "1.0"},
+        "algorithms": [entry],
+    }
+
+
+def write_json(path: Path, document) -> Path:
+    path.write_text(json.dumps(document) if not isinstance(document, str) else document)
+    return path
+
+
+@pytest.fixture
+def toylib(tmp_path, monkeypatch):
+    """A tiny installed library, ``toylib`` 1.2.0, with a class, functions and a submodule."""
+    root = tmp_path / "site"
+    package = root / "toylib"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "models.py").write_text(textwrap.dedent('''
+        class Model:
+            def fit(self, data):
+                self.total = sum(data)
+                return self
+            def score(self, data):
+                return float(sum(data))
+            def _private(self):
+                return 1
+    '''))
+    (package / "scoring.py").write_text(textwrap.dedent('''
+        def accuracy(a, b):
+            return 1.0
+        def helper(a):
+            return a
+    '''))
+    (package / "classification_metrics.py").write_text("def kappa(a, b):\n    return 0.5\n")
+    (package / "reexports.py").write_text("from toylib.classification_metrics import kappa\nfrom toylib.scoring import helper\n")
+    dist = root / "toylib-1.2.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toylib\nVersion: 1.2.0\n")
+    monkeypatch.syspath_prepend(str(root))
+    yield root
+    for name in [name for name in sys.modules if name.split(".")[0] == "toylib"]:
+        del sys.modules[name]
+
+
+BAD_FILES = {
+    "malformed JSON": ('{"metadata": {', "$", "malformed JSON at line 1"),
+    "unknown key": (mapping_document(hook={"pypads_fit": ["fit"]}), "$.algorithms[0]", "unknown key(s) 'hook'"),
+    "unknown hook type": (
+        mapping_document(hooks={"pypads_fit": [{"type": "module_name", "name": "x"}]}),
+        "$.algorithms[0].hooks.pypads_fit[0].type",
+        "'module_name' is not one of ['package_name', 'qual_name']",
+    ),
+    "bad regex": (mapping_document(hooks={"pypads_fit": ["fit("]}), "$.algorithms[0].hooks.pypads_fit[0]", "bad regular expression 'fit('"),
+    "unknown library": (
+        mapping_document(implementation={"tensorflow": "tensorflow.keras.Model"}),
+        "$.algorithms[0].implementation",
+        "unknown library 'tensorflow'",
+    ),
+    "bad version specifier": (
+        {**mapping_document(), "metadata": {"library": "toylib", "library_versions": "version one", "mapping_version": "1"}},
+        "$.metadata.library_versions",
+        "not a PEP 440 version specifier",
+    ),
+    "missing metadata": ({"algorithms": []}, "$", "'metadata' is a required property"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_mapping_file_names_file_path_and_problem_and_patches_nothing(case, tmp_path, store_uri):
+    document, json_path, problem = BAD_FILES[case]
+    path = write_json(tmp_path / "broken.json", document)
+    fit_before = vars(DecisionTreeClassifier)["fit"]
+    meta_path_before = list(sys.meta_path)
+    with pytest.raises(MappingError) as raised:
+        PyPads(uri=store_uri, mapping_paths=[path])
+    error = raised.value
+    assert error.source == str(path)
+    assert error.json_path == json_path
+    assert problem in error.problem
+    assert str(path) in str(error) and json_path in str(error)
+    assert vars(DecisionTreeClassifier)["fit"] is fit_before
+    assert sys.meta_path == meta_path_before
+
+
+def test_valid_file_reads_into_entries(tmp_path):
+    file = read_mapping_file(write_json(tmp_path / "m.json", mapping_document()))
+    assert (file.library, file.distribution, str(file.library_versions)) == ("toylib", "toylib", ">=1.0")
+    assert [entry.target for entry in file.entries] == ["toylib.models.Model"]
+    assert file.entries[0].hooks_for("fit", None) == {"pypads_fit"}
+    assert file.entries[0].hooks_for("fit_transform", None) == set()
+
+
+def test_shipped_mappings_validate_against_the_published_schema():
+    paths = default_mapping_paths()
+    assert [path.name for path in paths] == ["sklearn_1.json"]
+    for path in paths:
+        jsonschema.validate(json.loads(path.read_text()), mapping_schema())
+
+
+def test_loader_picks_the_file_that_serves_the_installed_version(toylib, tmp_path, make_tracker, read_run):
+    old = mapping_document(hooks={"pypads_fit": ["score"]})
+    old["metadata"]["library_versions"] = "<1.0"
+    new = mapping_document(hooks={"pypads_fit": ["fit"]})
+    new["metadata"]["library_versions"] = ">=1.0,<2"
+    paths = [write_json(tmp_path / "old.json", old), write_json(tmp_path / "new.json", new)]
+    tracker = make_tracker(mapping_paths=paths, include_default_mappings=False)
+    assert [Path(file.source).name for file in tracker.mappings] == ["new.json"]
+    from toylib.models import Model
+
+    Model().fit([1, 2]).score([3])
+    run_id = tracker.run_id
+    tracker.end_run()
+    folders = {path.split("/")[1] for path in read_run(run_id).artifacts("calls")}
+    assert folders == {"0001_Model.fit"}
+
+
+def test_without_default_mappings_sklearn_is_not_tracked(toylib, tmp_path, make_tracker, read_run):
+    tracker = make_tracker(mapping_paths=[write_json(tmp_path / "m.json", mapping_document())], include_default_mappings=False)
+    DecisionTreeClassifier().fit([[0], [1]], [0, 1])
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert read_run(run_id).params == {}
+
+
+def test_always_name_and_package_name_hooks_on_modules(toylib, make_tracker, read_run):
+    document = mapping_document()
+    document["algorithms"] = [
+        {"name": "scoring", "implementation": {"toylib": "toylib.scoring"}, "hooks": {"pypads_metric": "always"}},
+        {
+            "name": "re-exported metrics",
+            "implementation": {"toylib": "toylib.reexports"},
+            "hooks": {"pypads_metric": [{"type": "package_name", "name": ".*classification.*"}]},
+        },
+        {"name": "model", "implementation": {"toylib": "toylib.models.Model"}, "hooks": {"pypads_metric": ["sc.re"]}},
+    ]
+    tracker = make_tracker(mapping=document, include_default_mappings=False)
+    import toylib.reexports
+    import toylib.scoring
+    from toylib.models import Model
+
+    toylib.scoring.accuracy([1], [1])  # always: every public function
+    toylib.reexports.kappa([1], [1])  # defined in a module matching .*classification.*
+    toylib.reexports.helper("text")  # defined in toylib.scoring: tracked by "always"; text is no metric
+    Model().score([2, 3])  # name regex
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert run.metrics == {"accuracy": 1.0, "kappa": 0.5, "Model.score": 5.0}
+    assert "metrics/helper/1.txt" in run.artifacts()
