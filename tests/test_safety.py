@@ -1,0 +1,199 @@
+"""Tracking never breaks user code, and bad input is refused at PyPads() with a clear error."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import traceback
+import warnings
+
+import pytest
+from sklearn import datasets, metrics
+from sklearn.tree import DecisionTreeClassifier
+
+from pypads import ConfigError, Logger, LoggerFailure, LoggerWarning, PyPads
+from pypads.calls import current_call
+
+X, y = datasets.load_iris(return_X_y=True)
+
+
+class Exploding(Logger):
+    """A logger that fails in both phases."""
+
+    def pre(self, call, options):
+        raise RuntimeError("pre exploded")
+
+    def post(self, call, before, options):
+        raise RuntimeError("post exploded")
+
+
+class Recorder(Logger):
+    """Remembers what it saw (names, depths, threads) for assertions."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def post(self, call, before, options):
+        self.seen.append((call.name, call.depth, threading.current_thread().name, call.exception))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"config": {"evnets": {}}}, "unknown key 'evnets'"),
+        ({"config": {"events": {"params": {"on": ["pypads_fit"]}}}}, "unknown event 'params'"),
+        ({"config": {"events": {"input": {"on": ["pypads_fit"], "with": {"_pypads_colour": 1}}}}}, "no option 'colour'"),
+        ({"config": {"recursion_depth": "deep"}}, "$.recursion_depth"),
+        ({"logging_fns": {"parameters": print}}, "logging_fns['parameters']"),
+        ({"logging_fns": {"hardware": {1, 2}}}, "is not a pypads logger"),
+        ({"init_run_fns": [42]}, "init_run_fns: 42 is not callable"),
+    ],
+)
+def test_bad_input_is_one_clear_error_before_anything_changes(kwargs, message, store_uri):
+    fit_before = vars(DecisionTreeClassifier)["fit"]
+    with pytest.raises(ConfigError) as raised:
+        PyPads(uri=store_uri, **kwargs)
+    assert message in str(raised.value)
+    assert vars(DecisionTreeClassifier)["fit"] is fit_before
+
+
+def test_original_exception_reaches_the_user_unchanged(make_tracker):
+    recorder = Recorder()
+    make_tracker(logging_fns={"output": recorder})
+    model = DecisionTreeClassifier()
+    with pytest.raises(ValueError, match="does not match number of samples") as raised:
+        model.fit(X, y[:10])
+    # the traceback still reaches sklearn's own frames, and loggers saw the very exception
+    assert any("sklearn" in frame.filename for frame in traceback.extract_tb(raised.value.__traceback__))
+    assert recorder.seen[-1][0] == "DecisionTreeClassifier.fit"
+    assert recorder.seen[-1][3] is raised.value
+
+
+def test_failing_logger_is_one_warning_and_a_tag_and_the_call_runs_once(make_tracker, read_run, monkeypatch):
+    monkeypatch.setenv("PYPADS_STRICT", "0")
+    calls = []
+
+    class CountingTree(DecisionTreeClassifier):
+        def fit(self, X, y, sample_weight=None, check_input=True):
+            calls.append(1)
+            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    tracker = make_tracker(logging_fns={"parameters": Exploding()})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = CountingTree(random_state=0).fit(X, y)
+        second = CountingTree(random_state=0).fit(X, y)
+    assert (first.predict(X) == second.predict(X)).all()
+    assert len(calls) == 2  # exactly once per user call, though two nested fits are tracked
+    logger_warnings = [w for w in caught if issubclass(w.category, LoggerWarning)]
+    assert len(logger_warnings) == 1
+    assert "Exploding failed" in str(logger_warnings[0].message)
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert "pre exploded" in read_run(run_id).tags["pypads.failure.Exploding"]
+
+
+def test_strict_mode_raises_logger_errors(make_tracker, monkeypatch):
+    monkeypatch.setenv("PYPADS_STRICT", "1")
+    make_tracker(logging_fns={"parameters": Exploding()})
+    with pytest.raises(LoggerFailure, match="Exploding failed in pre of DecisionTreeClassifier.fit"):
+        DecisionTreeClassifier().fit(X, y)
+
+
+def test_unreachable_store_warns_and_the_script_goes_on(monkeypatch):
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
+    with pytest.warns(UserWarning, match="could not start an MLflow run"):
+        tracker = PyPads(uri="http://127.0.0.1:9", name="nowhere")
+    try:
+        assert tracker.run_id is None
+        model = DecisionTreeClassifier(random_state=0).fit(X, y)
+        assert metrics.accuracy_score(y, model.predict(X)) == 1.0
+    finally:
+        tracker.deactivate()
+
+
+def test_unpicklable_arguments_are_summarised_not_fatal(make_tracker, read_run):
+    class WithCallback(DecisionTreeClassifier):
+        def fit(self, X, y, callback=None):
+            return super().fit(X, y)
+
+    tracker = make_tracker(config={"events": {"input": {"on": ["pypads_fit"], "with": {"_pypads_write_format": "pickle"}}}})
+    model = WithCallback(random_state=0).fit(X, y, callback=threading.Lock())
+    assert model.predict(X[:1]).shape == (1,)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    files = run.artifacts("calls")
+    assert "calls/0001_WithCallback.fit/input/X.pickle" in files
+    summary = run.artifact_text("calls/0001_WithCallback.fit/input/callback.summary.json")
+    assert '"summary_of": "not picklable"' in summary and "lock" in summary
+
+
+def test_threads_have_their_own_call_stacks(make_tracker):
+    recorder = Recorder()
+    make_tracker(logging_fns={"output": recorder})
+
+    def fit_three():
+        for _ in range(3):
+            DecisionTreeClassifier(max_depth=2).fit(X, y)
+
+    threads = [threading.Thread(target=fit_three, name=f"worker-{i}") for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    fits = [entry for entry in recorder.seen if entry[0] == "DecisionTreeClassifier.fit"]
+    assert len(fits) == 6
+    assert {entry[1] for entry in fits} == {0}  # no thread saw the other's call as its parent
+    assert {entry[2] for entry in fits} == {"worker-0", "worker-1"}
+
+
+def test_asyncio_tasks_have_their_own_call_stacks(make_tracker):
+    depths = []
+
+    class Probe(Logger):
+        def pre(self, call, options):
+            depths.append(call.depth)
+
+    make_tracker(logging_fns={"parameters": Probe()})
+
+    async def fit():
+        await asyncio.sleep(0)
+        return DecisionTreeClassifier(max_depth=1).fit(X, y)
+
+    async def main():
+        await asyncio.gather(*(fit() for _ in range(4)))
+
+    asyncio.run(main())
+    assert depths == [0, 0, 0, 0]
+    assert current_call() is None
+
+
+def test_recursion_depth_limits_nested_tracking(make_tracker):
+    recorder = Recorder()
+    make_tracker(logging_fns={"output": recorder}, config={
+        "events": {"output": {"on": ["pypads_fit", "pypads_transform"]}}, "recursion_depth": 0,
+    })
+    from sklearn.preprocessing import StandardScaler
+
+    StandardScaler().fit_transform(X)  # fit_transform calls fit: nested, depth 1
+    assert [name for name, *_ in recorder.seen] == ["StandardScaler.fit_transform"]
+
+
+def test_recursion_identity_skips_the_same_method_on_the_same_object(make_tracker):
+    recorder = Recorder()
+    make_tracker(logging_fns={"output": recorder}, config={
+        "events": {"output": {"on": ["pypads_fit"]}}, "recursion_identity": True,
+    })
+
+    class Retrying(DecisionTreeClassifier):
+        def fit(self, X, y, sample_weight=None, check_input=True, retry=True):
+            if retry:
+                return self.fit(X, y, retry=False)
+            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    Retrying().fit(X, y)
+    # The inner Retrying.fit is skipped; DecisionTreeClassifier.fit is another function.
+    assert [name for name, *_ in recorder.seen] == ["Retrying.fit", "Retrying.fit"]
