@@ -1,0 +1,133 @@
+"""How runs end, each in a real subprocess: normal exit, an exception, SIGTERM, Ctrl-C."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import only_run, run_script
+
+PRELUDE = """
+from pypads.base import PyPads
+tracker = PyPads(name="lifecycle")
+from sklearn import datasets
+from sklearn.tree import DecisionTreeClassifier
+X, y = datasets.load_iris(return_X_y=True)
+DecisionTreeClassifier(max_depth=2).fit(X, y)
+"""
+
+
+@pytest.fixture(autouse=True)
+def home_with_store(tmp_path, empty_store):
+    """The scripts' PYPADS_HOME, with a store whose schema exists (creating it takes seconds)."""
+    (tmp_path / "home").mkdir()
+    shutil.copyfile(empty_store, tmp_path / "home" / "mlflow.db")
+
+
+def store_of(tmp_path):
+    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
+
+
+def test_normal_exit_finishes_the_run_with_everything_flushed(tmp_path):
+    result = run_script(PRELUDE + "print('done', tracker.run_id)\n", tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    assert result.stdout.strip() == f"done {run.run_id}"
+    assert run.status == "FINISHED"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
+    assert run.run.info.experiment_id and run.client.get_experiment(run.run.info.experiment_id).name == "lifecycle"
+
+
+def test_uncaught_exception_fails_the_run_and_keeps_the_traceback(tmp_path):
+    result = run_script(PRELUDE + "raise RuntimeError('boom in user code')\n", tmp_path)
+    assert result.returncode == 1
+    assert "RuntimeError: boom in user code" in result.stderr  # the user's traceback is still printed
+    run = only_run(store_of(tmp_path))
+    assert run.status == "FAILED"
+    assert "RuntimeError: boom in user code" in run.artifact_text("failure/traceback.txt")
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
+
+
+def test_log_on_failure_off_keeps_no_traceback(tmp_path):
+    code = PRELUDE.replace('PyPads(name="lifecycle")', 'PyPads(name="lifecycle", config={"log_on_failure": False})')
+    result = run_script(code + "raise RuntimeError('boom')\n", tmp_path)
+    assert result.returncode == 1
+    run = only_run(store_of(tmp_path))
+    assert run.status == "FAILED"
+    assert "failure/traceback.txt" not in run.artifacts()
+
+
+@pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, -signal.SIGINT)])
+def test_signal_kills_the_run_and_the_program_stops_as_without_pypads(tmp_path, signum, exit_code):
+    script = tmp_path / "script.py"
+    script.write_text(PRELUDE + "print('ready', flush=True)\nimport time\nwhile True:\n    time.sleep(0.05)\n")
+    env = {**__import__("os").environ, "PYPADS_HOME": str(tmp_path / "home")}
+    process = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "ready"
+    process.send_signal(signum)
+    try:
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == exit_code  # died of the signal, like an untracked script
+    run = only_run(store_of(tmp_path))
+    assert run.status == "KILLED"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
+
+
+def test_user_sigterm_handler_still_runs(tmp_path):
+    code = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda s, f: (print('user handler', flush=True), sys.exit(3)))\n"
+        + PRELUDE
+        + "import os\nos.kill(os.getpid(), signal.SIGTERM)\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 3
+    assert "user handler" in result.stdout
+    assert only_run(store_of(tmp_path)).status == "KILLED"
+
+
+def test_joins_an_active_mlflow_run_and_leaves_it_to_its_owner(tmp_path):
+    code = (
+        "import mlflow\n"
+        f"mlflow.set_tracking_uri('{store_of(tmp_path)}')\n"
+        "mlflow.set_experiment('mine')\n"
+        "with mlflow.start_run() as run:\n"
+        "    mlflow.log_param('mine', 1)\n"
+        "    from pypads import PyPads\n"
+        "    tracker = PyPads()\n"
+        "    assert tracker.run_id == run.info.run_id\n"
+        "    from sklearn.tree import DecisionTreeClassifier\n"
+        "    DecisionTreeClassifier(max_depth=4).fit([[0], [1]], [0, 1])\n"
+        "    tracker.end_run()\n"
+        "    assert mlflow.active_run().info.run_id == run.info.run_id\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    assert run.params == {**run.params, "mine": "1", "DecisionTreeClassifier.max_depth": "4"}
+    assert run.status == "FINISHED"
+
+
+def test_forked_child_exit_does_not_end_the_parents_run(tmp_path):
+    code = PRELUDE + (
+        "import os\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    import sys; sys.exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        "from pypads.store import resolve_store\n"
+        "from mlflow.tracking import MlflowClient\n"
+        "print(MlflowClient(tracker.store.tracking_uri).get_run(tracker.run_id).info.status)\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "RUNNING"
+    assert only_run(store_of(tmp_path)).status == "FINISHED"
