@@ -25,8 +25,8 @@ accuracy = metrics.accuracy_score(y_test, model.predict(X_test))
 run_id = tracker.run_id
 tracker.end_run()  # optional: the run also ends at exit; here we want it flushed before printing
 
-mlflow_command = Path(sys.executable).with_name("mlflow")
-command = tracker.store.ui_command().replace("mlflow ", f"{mlflow_command if mlflow_command.exists() else shutil.which('mlflow') or 'mlflow'} ", 1)
+beside_python = Path(sys.executable).with_name("mlflow")
+command = tracker.store.ui_command(str(beside_python) if beside_python.exists() else shutil.which("mlflow") or "mlflow")
 print(f"accuracy: {accuracy:.3f}")
 print(f"run id: {run_id}")
 print(f"open it in the MLflow UI: {command}")

@@ -21,10 +21,10 @@ class Store:
     tracking_uri: str
     artifact_root: Path | None
 
-    def ui_command(self) -> str:
+    def ui_command(self, mlflow_executable: str = "mlflow") -> str:
         """The command that opens this store in the MLflow UI."""
         artifacts = f" --default-artifact-root {self.artifact_root.as_uri()}" if self.artifact_root else ""
-        return f"mlflow ui --backend-store-uri {self.tracking_uri}{artifacts}"
+        return f"{mlflow_executable} ui --backend-store-uri {self.tracking_uri}{artifacts}"
 
 
 def pypads_home() -> Path:
