@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,37 @@ def run_script(code: str, tmp_path: Path, env: dict[str, str] | None = None, tim
     environment = {**os.environ, "PYPADS_HOME": str(tmp_path / "home"), **(env or {})}
     return subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environment,
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def toylib(tmp_path, monkeypatch):
+    """A tiny installed library, ``toylib`` 1.2.0, with a class, functions and a submodule."""
+    root = tmp_path / "site"
+    package = root / "toylib"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "models.py").write_text(textwrap.dedent('''
+        class Model:
+            def fit(self, data):
+                self.total = sum(data)
+                return self
+            def score(self, data):
+                return float(sum(data))
+            def _private(self):
+                return 1
+    '''))
+    (package / "scoring.py").write_text(textwrap.dedent('''
+        def accuracy(a, b):
+            return 1.0
+        def helper(a):
+            return a
+    '''))
+    (package / "classification_metrics.py").write_text("def kappa(a, b):\n    return 0.5\n")
+    (package / "reexports.py").write_text("from toylib.classification_metrics import kappa\nfrom toylib.scoring import helper\n")
+    dist = root / "toylib-1.2.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toylib\nVersion: 1.2.0\n")
+    monkeypatch.syspath_prepend(str(root))
+    yield root
+    for name in [name for name in sys.modules if name.split(".")[0] == "toylib"]:
+        del sys.modules[name]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -33,40 +32,6 @@ def mapping_document(**entry_changes):
 def write_json(path: Path, document) -> Path:
     path.write_text(json.dumps(document) if not isinstance(document, str) else document)
     return path
-
-
-@pytest.fixture
-def toylib(tmp_path, monkeypatch):
-    """A tiny installed library, ``toylib`` 1.2.0, with a class, functions and a submodule."""
-    root = tmp_path / "site"
-    package = root / "toylib"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "models.py").write_text(textwrap.dedent('''
-        class Model:
-            def fit(self, data):
-                self.total = sum(data)
-                return self
-            def score(self, data):
-                return float(sum(data))
-            def _private(self):
-                return 1
-    '''))
-    (package / "scoring.py").write_text(textwrap.dedent('''
-        def accuracy(a, b):
-            return 1.0
-        def helper(a):
-            return a
-    '''))
-    (package / "classification_metrics.py").write_text("def kappa(a, b):\n    return 0.5\n")
-    (package / "reexports.py").write_text("from toylib.classification_metrics import kappa\nfrom toylib.scoring import helper\n")
-    dist = root / "toylib-1.2.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toylib\nVersion: 1.2.0\n")
-    monkeypatch.syspath_prepend(str(root))
-    yield root
-    for name in [name for name in sys.modules if name.split(".")[0] == "toylib"]:
-        del sys.modules[name]
 
 
 BAD_FILES = {
@@ -174,3 +139,30 @@ def test_always_name_and_package_name_hooks_on_modules(toylib, make_tracker, rea
     run = read_run(run_id)
     assert run.metrics == {"accuracy": 1.0, "kappa": 0.5, "Model.score": 5.0}
     assert "metrics/helper/1.txt" in run.artifacts()
+
+
+def test_clear_imports_drops_affected_modules_so_they_load_patched(toylib, make_tracker, read_run):
+    import toylib.models
+
+    old_model = toylib.models.Model
+    tracker = make_tracker(mapping=mapping_document(), include_default_mappings=False,
+                           clear_imports=True, affected_modules=["toylib.models"])
+    assert "toylib.models" not in sys.modules
+    from toylib.models import Model
+
+    assert Model is not old_model
+    Model().fit([1])
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert read_run(run_id).artifacts("calls") == ["calls/0001_Model.fit/input/data.txt", "calls/0001_Model.fit/output.txt"]
+
+
+def test_reload_modules_reloads_and_patches(toylib, make_tracker):
+    import toylib.models
+
+    old_model = toylib.models.Model
+    make_tracker(mapping=mapping_document(), include_default_mappings=False, reload_modules=True,
+                 affected_modules=["toylib.models"])
+    assert toylib.models.Model is not old_model
+    assert vars(toylib.models.Model)["fit"] is not vars(old_model)["fit"]
+    assert not hasattr(vars(old_model)["fit"], "__wrapped__")  # the stale class stays as it was

@@ -218,7 +218,13 @@ def _resolve(target: str) -> Any:
         for part in parts[length:]:
             namespace = vars(found) if isinstance(found, (types.ModuleType, type)) else {}
             found = namespace.get(part)
-            if found is None:
+            if found is None or _stale_module(found):
                 return None
         return found
     return None
+
+
+def _stale_module(value: Any) -> bool:
+    """A submodule still referenced by its package but dropped from ``sys.modules``
+    (``clear_imports``): its next import makes a new one, which is the one to patch."""
+    return isinstance(value, types.ModuleType) and sys.modules.get(value.__name__) is not value
