@@ -107,11 +107,21 @@ def only_run(uri: str) -> RunView:
     return RunView(uri, runs[0].info.run_id)
 
 
+def script_environment(tmp_path: Path) -> dict[str, str]:
+    """The environment for a script whose runs go to the default store in ``tmp_path/home``.
+
+    ``mlflow.set_tracking_uri`` exports MLFLOW_TRACKING_URI to child processes: drop it,
+    or a script would write into whatever store an earlier test used.
+    """
+    environment = {key: value for key, value in os.environ.items() if key not in {"MLFLOW_TRACKING_URI", "MLFLOW_PATH"}}
+    return {**environment, "PYPADS_HOME": str(tmp_path / "home")}
+
+
 def run_script(code: str, tmp_path: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """Run ``code`` as a script in a fresh interpreter, with the store in ``tmp_path``."""
     script = tmp_path / "script.py"
     script.write_text(code)
-    environment = {**os.environ, "PYPADS_HOME": str(tmp_path / "home"), **(env or {})}
+    environment = {**script_environment(tmp_path), **(env or {})}
     return subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environment,
                           capture_output=True, text=True, timeout=timeout)
 

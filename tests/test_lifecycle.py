@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import only_run, run_script
+from conftest import only_run, run_script, script_environment
 
 PRELUDE = """
 from pypads.base import PyPads
@@ -66,7 +66,7 @@ def test_log_on_failure_off_keeps_no_traceback(tmp_path):
 def test_signal_kills_the_run_and_the_program_stops_as_without_pypads(tmp_path, signum, exit_code):
     script = tmp_path / "script.py"
     script.write_text(PRELUDE + "print('ready', flush=True)\nimport time\nwhile True:\n    time.sleep(0.05)\n")
-    env = {**__import__("os").environ, "PYPADS_HOME": str(tmp_path / "home")}
+    env = script_environment(tmp_path)
     process = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "ready"

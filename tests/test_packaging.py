@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import site
 import subprocess
 import sys
 import venv
 from pathlib import Path
+
+from conftest import script_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,7 +36,7 @@ def test_wheel_installed_in_a_fresh_venv_runs_the_example(tmp_path):
     example = work / "iris.py"
     example.write_text((ROOT / "examples" / "iris.py").read_text()
                        + "\nimport pypads, json\nprint('module', pypads.__file__)\nprint('mappings', [m.source for m in tracker.mappings])\n")
-    environment = {**os.environ, "PYPADS_HOME": str(tmp_path / "home")}
+    environment = script_environment(tmp_path)
     environment.pop("PYTHONPATH", None)
     result = subprocess.run([str(fresh_python), str(example)], cwd=work, env=environment, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
