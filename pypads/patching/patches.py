@@ -11,6 +11,7 @@ order does not matter. ``restore()`` puts back the identical original objects.
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -47,7 +48,7 @@ class Patcher:
     # --- which modules matter ---------------------------------------------------------
     @staticmethod
     def _prefixes(targets: Iterable[str]) -> frozenset[str]:
-        names = set()
+        names: set[str] = set()
         for target in targets:
             parts = target.split(".")
             names.update(".".join(parts[:length]) for length in range(1, len(parts) + 1))
@@ -121,9 +122,7 @@ class Patcher:
             if owner is not cls and self._entries_for(owner) and self._hooks_of(owner, name, value) == hooks:
                 continue  # the owner is mapped itself and tracks this attribute already
             value = self._unpatched.get(id(value), value)
-            replacement = wrap_class_attribute(
-                value, lambda bound_to, name=name, hooks=hooks: self._make_site(name, hooks, bound_to)
-            )
+            replacement = wrap_class_attribute(value, functools.partial(self._make_site, name, hooks))
             if replacement is not None:
                 self._unpatched[id(replacement)] = value
                 self._class_patches.append((cls, name, vars(cls).get(name, _MISSING)))
@@ -142,7 +141,7 @@ class Patcher:
 
         def __init_subclass__(cls: type, **kwargs: Any) -> None:
             if own is _MISSING:
-                super(base, cls).__init_subclass__(**kwargs)
+                super(base, cls).__init_subclass__(**kwargs)  # type: ignore[arg-type]
             else:
                 own.__get__(None, cls)(**kwargs)
             patcher.patch_class(cls)

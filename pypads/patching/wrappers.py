@@ -65,6 +65,10 @@ class TrackedDescriptor:
         return wrapper
 
     def __getattr__(self, name: str) -> Any:
+        # Reached only for attributes this proxy lacks; "original" itself is missing only
+        # while the object is half-built (copy, pickle), where forwarding would recurse.
+        if name == "original":
+            raise AttributeError(name)
         return getattr(self.original, name)
 
 
