@@ -31,7 +31,7 @@ class Call:
     instance: Any
     """The object a method was called on (``None`` for functions and static methods)."""
     owner: Any
-    """The class the method was looked up on, or the module of a function."""
+    """The class of ``instance``, or the class a classmethod was called on (``None`` for functions)."""
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     hooks: frozenset[str]
@@ -61,10 +61,6 @@ class Handler:
     event: str
     logger: Logger
     options: Mapping[str, Any]
-
-    @property
-    def label(self) -> str:
-        return f"{self.logger.name} ({self.event})"
 
 
 class Session:
@@ -125,6 +121,7 @@ class CallSite:
         token = _current_call.set(call)
         try:
             before = self._run_phase("pre", call, ())
+            call.started = time.perf_counter()  # the duration is the original's alone
             try:
                 call.result = original(*args, **kwargs)
             except BaseException as error:

@@ -40,6 +40,7 @@ def test_seed_usage_example_verbatim(tmp_path, empty_store):
     assert result.returncode == 0, result.stderr
     run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
     assert run.status == "FINISHED"
+    assert run.client.get_experiment(run.run.info.experiment_id).name == "script"  # the script's name
     assert run.params["DecisionTreeClassifier.criterion"] == "gini"
     assert run.metrics == {}  # neither metric nor hardware events are in this config
     assert sorted(run.artifacts("calls")) == [
