@@ -95,6 +95,7 @@ class PyPads:
         self.experiment_name = name or default_experiment_name()
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
         self._client: MlflowClient | None = None
+        self._previous_uri: str | None = None
         self._owns_run = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
         self._start_run()
@@ -123,6 +124,7 @@ class PyPads:
 
     def _start_run(self) -> None:
         try:
+            self._previous_uri = _explicit_mlflow_uri()
             mlflow.set_tracking_uri(self.store.tracking_uri)
             self._client = MlflowClient(self.store.tracking_uri)
             active = mlflow.active_run()
@@ -216,6 +218,8 @@ class PyPads:
         self.end_run()
         self._finder.uninstall()
         self._patcher.restore()
+        # set_tracking_uri also exported MLFLOW_TRACKING_URI to child processes: undo both.
+        mlflow.set_tracking_uri(self._previous_uri)
         if _active is self:
             _active = None
 

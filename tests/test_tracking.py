@@ -212,3 +212,28 @@ def test_context_manager_ends_the_run(store_uri, read_run):
     assert read_run(run_id).status == "FINISHED"
     assert isinstance(vars(DecisionTreeClassifier)["fit"], type(lambda: 0))
     assert "DecisionTreeClassifier.criterion" in read_run(run_id).params
+
+
+def test_array_params_are_summarised_and_variants_are_capped(make_tracker, read_run):
+    from sklearn.linear_model import LassoLars
+
+    tracker = make_tracker(config={"events": {"parameters": {"on": ["pypads_fit"], "with": {"max_variants": 2}}}})
+    for alpha in (0.1, 0.2, 0.3):
+        LassoLars(alpha=alpha, precompute=X.T @ X).fit(X, y)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert run.params["LassoLars.precompute"] == "<ndarray shape=(4, 4) dtype=float64>"
+    assert run.params["LassoLars_1.alpha"] == "0.2"
+    assert "LassoLars_2.alpha" not in run.params
+    assert "more than 2 parameter variants" in run.tags["pypads.parameters.LassoLars"]
+
+
+def test_deactivate_restores_the_tracking_uri(make_tracker):
+    import os
+
+    import mlflow
+
+    before = (mlflow.get_tracking_uri(), os.environ.get("MLFLOW_TRACKING_URI"))
+    make_tracker().deactivate()
+    assert (mlflow.get_tracking_uri(), os.environ.get("MLFLOW_TRACKING_URI")) == before
