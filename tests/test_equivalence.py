@@ -11,7 +11,9 @@ Which estimators take part is decided by trying, without pypads: an estimator is
 out only if its default construction raises ``TypeError`` (meta-estimators that need
 an estimator argument), if it cannot be fit on the small data (text, dict or 1-d
 inputs, label-only transformers…), or if two untracked runs with ``random_state=0``
-do not agree with each other (then there is nothing exact to compare against).
+do not agree with each other (then there is nothing exact to compare against). An
+estimator that cannot be built or fit without pypads must fail with the same exception
+type with pypads.
 
 All untracked results are computed first (in the setup of the first test, ~15 s), with
 scikit-learn unpatched; then a single tracker (one MLflow run, the default loggers and
@@ -208,6 +210,8 @@ class Baseline:
     target: str = "none"
     observation: Observation | None = None
     skip: str | None = None
+    failures: tuple[tuple[str | None, Raised], ...] = ()
+    """How building (target None) or fitting with each target failed, untracked."""
 
 
 def baseline_of(name: str, factory: type) -> Baseline:
@@ -215,18 +219,21 @@ def baseline_of(name: str, factory: type) -> Baseline:
     try:
         prototype = build(factory)
     except TypeError as error:
-        return Baseline(skip=f"{name}: needs constructor arguments ({error})")
+        return Baseline(skip=f"{name}: needs constructor arguments ({error})", failures=((None, Raised("TypeError")),))
     failures: list[str] = []
+    raised: list[tuple[str | None, Raised]] = []
     for target in target_choices(prototype):
         try:
             first = observe(prototype, target)
             break
         except Exception as error:
+            raised.append((target, Raised(type(error).__qualname__)))
             failure = f"{type(error).__name__}: {str(error)[:160]}"
             if failure not in failures:
                 failures.append(failure)
     else:
-        return Baseline(skip=f"{name}: cannot be fit on the small data without pypads ({' / '.join(failures)})")
+        return Baseline(skip=f"{name}: cannot be fit on the small data without pypads ({' / '.join(failures)})",
+                        failures=tuple(raised))
     second = observe(prototype, target)
     differing = [method for method in first.results if not is_same(first.results[method], second.results[method])]
     if differing:
@@ -278,6 +285,12 @@ def test_tracking_does_not_change_estimator(
     name: str, baselines: dict[str, Baseline], equivalence_tracker: PyPads, progress: Progress
 ) -> None:
     baseline = baselines[name]
+    if baseline.failures:
+        # Not comparable by results, but tracking must fail it the very same way.
+        with quiet():
+            for target, expected_failure in baseline.failures:
+                assert _fails_with(name, target) == expected_failure, f"{name} with target {target}"
+        return
     if baseline.skip is not None:
         pytest.skip(baseline.skip)
     assert equivalence_tracker.run_id is not None, "the tracker has no run"
@@ -312,6 +325,17 @@ def test_tracking_does_not_change_estimator(
             assert type(copy) is type(original)
             assert_same_params(original.get_params(deep=False), copy.get_params(deep=False), name)
     progress.compared.append(name)
+
+
+def _fails_with(name: str, target: str | None) -> Raised | None:
+    """How building (``target`` None) or fitting the estimator fails now, if it does."""
+    try:
+        estimator = build(ESTIMATORS[name])
+        if target is not None:
+            estimator.fit(*_fit_args(target))
+    except Exception as error:
+        return Raised(type(error).__qualname__)
+    return None
 
 
 def assert_same_params(expected: dict[str, Any], actual: dict[str, Any], name: str) -> None:
