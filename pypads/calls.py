@@ -43,6 +43,8 @@ class Call:
     depth: int
     """How many tracked calls enclose this one (0 for a call made by user code)."""
     parent: Call | None
+    tracked: bool = True
+    """False for a call the recursion rules leave to its enclosing call: no logger sees it."""
     started: float = field(default_factory=time.perf_counter)
     result: Any = None
     exception: BaseException | None = None
@@ -107,19 +109,15 @@ class CallSite:
         # "instance", "class" or "none": what the first argument of a call is.
         self.bound_to = bound_to
 
-    def rebound(self, bound_to: str) -> CallSite:
-        """The same site for a callable whose first argument is of another kind."""
-        return CallSite(self.session, self.attribute, self.hooks, self.handlers, bound_to)
-
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         run = self.session.run
         if run is None or not self.handlers or _in_logger.get():
             return original(*args, **kwargs)
         call = self._begin(run, original, args, kwargs)
-        if call is None:
-            return original(*args, **kwargs)
         token = _current_call.set(call)
         try:
+            if not call.tracked:
+                return original(*args, **kwargs)
             before = self._run_phase("pre", call, ())
             call.started = time.perf_counter()  # the duration is the original's alone
             try:
@@ -135,17 +133,20 @@ class CallSite:
         finally:
             _current_call.reset(token)
 
-    def _begin(self, run: RunContext, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call | None:
+    def _begin(self, run: RunContext, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+        """The call, pushed on the stack even when the recursion rules leave it untracked,
+        so that the calls it makes see it as their parent."""
         parent = _current_call.get()
         depth = 0 if parent is None else parent.depth + 1
-        session = self.session
-        if 0 <= session.recursion_depth < depth:
-            return None
         instance, owner = self._receiver(original, args)
-        if session.recursion_identity and _encloses_same(parent, original, instance):
-            return None
         name = f"{_display_owner(instance, owner)}.{self.attribute}" if owner is not None else self.attribute
-        order, number = run.next_call(name)
+        tracked = not (
+            0 <= self.session.recursion_depth < depth
+            or (self.session.recursion_identity and _encloses_same(parent, original, instance))
+            # a subclass's fit calling super().fit(): one user call, tracked once
+            or (parent is not None and instance is not None and parent.instance is instance and parent.name == name)
+        )
+        order, number = run.next_call(name) if tracked else (0, 0)
         return Call(
             function=original,
             name=name,
@@ -159,6 +160,7 @@ class CallSite:
             number=number,
             depth=depth,
             parent=parent,
+            tracked=tracked,
         )
 
     def _receiver(self, original: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any]:

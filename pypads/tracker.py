@@ -91,11 +91,12 @@ class PyPads:
             warnings.warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
             _active.deactivate()
 
-        self.store: Store = resolve_store(uri or _explicit_mlflow_uri())
+        self.store: Store = _store_for(uri)
         self.experiment_name = name or default_experiment_name()
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
         self._client: MlflowClient | None = None
         self._previous_uri: str | None = None
+        self._changed_uri = False
         self._owns_run = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
         self._start_run()
@@ -124,10 +125,12 @@ class PyPads:
 
     def _start_run(self) -> None:
         try:
-            self._previous_uri = _explicit_mlflow_uri()
-            mlflow.set_tracking_uri(self.store.tracking_uri)
-            self._client = MlflowClient(self.store.tracking_uri)
             active = mlflow.active_run()
+            if active is None:
+                self._previous_uri = _explicit_mlflow_uri()
+                self._changed_uri = True
+                mlflow.set_tracking_uri(self.store.tracking_uri)
+            self._client = MlflowClient(self.store.tracking_uri)
             if active is not None:
                 run_id = active.info.run_id
             else:
@@ -218,8 +221,10 @@ class PyPads:
         self.end_run()
         self._finder.uninstall()
         self._patcher.restore()
-        # set_tracking_uri also exported MLFLOW_TRACKING_URI to child processes: undo both.
-        mlflow.set_tracking_uri(self._previous_uri)
+        if self._changed_uri:
+            # set_tracking_uri also exported MLFLOW_TRACKING_URI to child processes: undo both.
+            mlflow.set_tracking_uri(self._previous_uri)
+            self._changed_uri = False
         if _active is self:
             _active = None
 
@@ -249,6 +254,19 @@ def _check_run_functions(functions: Iterable[RunFunction] | None) -> list[RunFun
         if not callable(function):
             raise ConfigError(f"init_run_fns: {function!r} is not callable")
     return checked
+
+
+def _store_for(uri: str | None) -> Store:
+    """The store to track into. An active MLflow run is joined in its own store; a
+    ``uri`` naming another store then is a contradiction, refused."""
+    if mlflow.active_run() is None:
+        return resolve_store(uri or _explicit_mlflow_uri())
+    current = mlflow.get_tracking_uri()
+    if uri is not None and resolve_store(uri).tracking_uri != resolve_store(current).tracking_uri:
+        raise ConfigError(
+            f"uri: an MLflow run is active in {current}; pypads joins it there and cannot track into {uri}"
+        )
+    return resolve_store(current)
 
 
 def _explicit_mlflow_uri() -> str | None:

@@ -182,18 +182,37 @@ def test_recursion_depth_limits_nested_tracking(make_tracker):
     assert [name for name, *_ in recorder.seen] == ["StandardScaler.fit_transform"]
 
 
-def test_recursion_identity_skips_the_same_method_on_the_same_object(make_tracker):
+class Refitting(DecisionTreeClassifier):
+    """fit -> fit_transform -> fit again on the same object (another name in between)."""
+
+    def fit(self, X, y, sample_weight=None, check_input=True, again=True):
+        if again:
+            self.fit_transform(X, y)
+        return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    def fit_transform(self, X, y):
+        return self.fit(X, y, again=False)
+
+
+@pytest.mark.parametrize(("identity", "expected"), [
+    (False, ["Refitting.fit", "Refitting.fit_transform", "Refitting.fit"]),
+    (True, ["Refitting.fit_transform", "Refitting.fit"]),
+])
+def test_recursion_identity_skips_the_same_method_on_the_same_object(make_tracker, identity, expected):
     recorder = Recorder()
     make_tracker(logging_fns={"output": recorder}, config={
-        "events": {"output": {"on": ["pypads_fit"]}}, "recursion_identity": True,
+        "events": {"output": {"on": ["pypads_fit"]}}, "recursion_identity": identity,
     })
+    Refitting().fit(X, y)
+    assert [name for name, *_ in recorder.seen] == expected  # in order of completion
 
-    class Retrying(DecisionTreeClassifier):
-        def fit(self, X, y, sample_weight=None, check_input=True, retry=True):
-            if retry:
-                return self.fit(X, y, retry=False)
-            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
 
-    Retrying().fit(X, y)
-    # The inner Retrying.fit is skipped; DecisionTreeClassifier.fit is another function.
-    assert [name for name, *_ in recorder.seen] == ["Retrying.fit", "Retrying.fit"]
+def test_super_chain_is_one_call(make_tracker, read_run):
+    from sklearn.linear_model import RidgeCV
+
+    tracker = make_tracker()
+    RidgeCV().fit(X, y)  # RidgeCV.fit calls _BaseRidgeCV.fit through super()
+    run_id = tracker.run_id
+    tracker.end_run()
+    folders = {path.split("/")[1] for path in read_run(run_id).artifacts("calls")}
+    assert [name for name in folders if name.endswith("RidgeCV.fit")] == ["0001_RidgeCV.fit"]

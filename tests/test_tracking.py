@@ -172,25 +172,44 @@ def test_deactivate_restores_the_identical_originals(make_tracker):
 
     originals = {
         "fit": vars(DecisionTreeClassifier)["fit"],
-        "accuracy": metrics.accuracy_score,
-        "private_accuracy": classification.accuracy_score,
-        "f1_here": f1_score,
+        "accuracy_code": metrics.accuracy_score.__code__,
+        "f1_code": f1_score.__code__,
         "init_subclass": vars(sklearn.base.BaseEstimator).get("__init_subclass__"),
         "svc_predict_proba": _own_attribute(SVC, "predict_proba"),
         "pipeline_fit_transform": vars(Pipeline).get("fit_transform"),
     }
+    accuracy_score = metrics.accuracy_score
     tracker = make_tracker()
     assert vars(DecisionTreeClassifier)["fit"] is not originals["fit"]
-    assert metrics.accuracy_score is not originals["accuracy"]
-    assert globals()["f1_score"] is not originals["f1_here"]
+    # functions are tracked in place: the very same objects, with other code
+    assert metrics.accuracy_score is accuracy_score is classification.accuracy_score
+    assert metrics.accuracy_score.__code__ is not originals["accuracy_code"]
+    assert f1_score.__code__ is not originals["f1_code"]
     tracker.deactivate()
     assert vars(DecisionTreeClassifier)["fit"] is originals["fit"]
-    assert metrics.accuracy_score is originals["accuracy"]
-    assert classification.accuracy_score is originals["private_accuracy"]
-    assert globals()["f1_score"] is originals["f1_here"]
+    assert metrics.accuracy_score is accuracy_score
+    assert metrics.accuracy_score.__code__ is originals["accuracy_code"]
+    assert f1_score.__code__ is originals["f1_code"]
+    assert "__wrapped__" not in vars(f1_score) or f1_score.__wrapped__.__name__ == "f1_score"
     assert vars(sklearn.base.BaseEstimator).get("__init_subclass__") is originals["init_subclass"]
     assert _own_attribute(SVC, "predict_proba") is originals["svc_predict_proba"]
     assert vars(Pipeline).get("fit_transform") is originals["pipeline_fit_transform"]
+    import builtins
+
+    assert not hasattr(builtins, "__pypads_dispatch__")
+
+
+def test_scorers_and_fitted_searches_still_pickle(make_tracker, tmp_path):
+    import joblib
+    from sklearn.metrics import get_scorer
+
+    make_tracker()
+    scorer = get_scorer("accuracy")  # built by sklearn at import, holding accuracy_score
+    assert pickle.loads(pickle.dumps(scorer))._score_func is metrics.accuracy_score
+    search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2]}, cv=2).fit(X, y)
+    joblib.dump(search, tmp_path / "search.joblib")
+    np.testing.assert_array_equal(joblib.load(tmp_path / "search.joblib").predict(X), search.predict(X))
+    assert pickle.loads(pickle.dumps({"metric": metrics.f1_score}))["metric"] is metrics.f1_score
 
 
 def test_calls_after_end_run_are_untracked_and_unharmed(make_tracker, read_run):

@@ -3,10 +3,10 @@
 Classes are patched in place (their ``__dict__``), so every reference to the class
 sees the tracked methods, including subclasses created later: a mapped class gets an
 ``__init_subclass__`` that patches each new subclass, a user's class in ``__main__``
-included. Functions cannot be changed in place, so a tracked function replaces the
-original wherever a loaded module holds it (``sklearn.metrics``, the private module
-that defines it, a script that did ``from sklearn.metrics import f1_score``): import
-order does not matter. ``restore()`` puts back the identical original objects.
+included. Functions are patched in place too (see ``functions.py``), so whoever holds
+them — a script that did ``from sklearn.metrics import f1_score`` first, scikit-learn's
+scorers, ``pickle`` — holds the tracked function: import order does not matter.
+``restore()`` puts back the identical original objects.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 from pypads.calls import CallSite
 from pypads.mapping.model import HookRule, MappingEntry
-from pypads.patching.wrappers import wrap_class_attribute, wrap_function
+from pypads.patching.functions import FunctionPatches
+from pypads.patching.wrappers import wrap_class_attribute
 
 _MISSING = object()
 # Never wrapped: wrapping them would change how classes are built or compared.
@@ -38,9 +39,9 @@ class Patcher:
             self._pending.setdefault(entry.target, []).append(entry)
         self._class_entries: dict[type, list[MappingEntry]] = {}
         self._patched_classes: set[type] = set()
-        self._class_patches: list[tuple[type, str, Any]] = []
-        self._wrapper_of: dict[int, Callable[..., Any]] = {}
-        self._original_of: dict[int, Callable[..., Any]] = {}
+        # (class, attribute, what it was or _MISSING, what pypads put there)
+        self._class_patches: list[tuple[type, str, Any, Any]] = []
+        self._functions = FunctionPatches()
         self._unpatched: dict[int, Any] = {}  # class attribute wrapper -> what it wraps
         self._watched = self._prefixes(self._pending)
         self.patched_modules: list[str] = []
@@ -63,16 +64,13 @@ class Patcher:
     # --- resolving targets ------------------------------------------------------------
     def patch_loaded(self) -> list[str]:
         """Patch every target whose module is already imported; returns their names."""
-        resolved = [target for target in list(self._pending) if self._try_resolve(target)]
-        self._replace_references(self._wrapper_of)
-        return resolved
+        return [target for target in list(self._pending) if self._try_resolve(target)]
 
     def on_module_loaded(self, module: types.ModuleType) -> None:
         """Called by the import hook once ``module`` has executed."""
         name = module.__name__
-        candidates = [t for t in self._pending if t == name or t.startswith(name + ".")]
-        if any([self._try_resolve(target) for target in candidates]):
-            self._replace_references(self._wrapper_of)
+        for target in [t for t in self._pending if t == name or t.startswith(name + ".")]:
+            self._try_resolve(target)
 
     def _try_resolve(self, target: str) -> bool:
         found = _resolve(target)
@@ -87,7 +85,7 @@ class Patcher:
         elif isinstance(found, types.ModuleType):
             for entry in entries:
                 self._patch_module(found, entry)
-        elif callable(found):
+        elif isinstance(found, types.FunctionType):
             for entry in entries:
                 hooks = frozenset(rule.hook for rule in entry.rules)
                 self._track_function(found, hooks)
@@ -123,10 +121,15 @@ class Patcher:
                 continue  # the owner is mapped itself and tracks this attribute already
             value = self._unpatched.get(id(value), value)
             replacement = wrap_class_attribute(value, functools.partial(self._make_site, name, hooks))
-            if replacement is not None:
-                self._unpatched[id(replacement)] = value
-                self._class_patches.append((cls, name, vars(cls).get(name, _MISSING)))
+            if replacement is None:
+                continue
+            previous = vars(cls).get(name, _MISSING)
+            try:
                 type.__setattr__(cls, name, replacement)
+            except TypeError:  # an immutable (built-in or extension) type: leave it untracked
+                return
+            self._unpatched[id(replacement)] = value
+            self._class_patches.append((cls, name, previous, replacement))
 
     def _entries_for(self, cls: type) -> list[MappingEntry]:
         return [entry for klass in cls.__mro__ for entry in self._class_entries.get(klass, ())]
@@ -146,8 +149,12 @@ class Patcher:
                 own.__get__(None, cls)(**kwargs)
             patcher.patch_class(cls)
 
-        self._class_patches.append((base, "__init_subclass__", own))
-        type.__setattr__(base, "__init_subclass__", classmethod(__init_subclass__))
+        hook = classmethod(__init_subclass__)
+        try:
+            type.__setattr__(base, "__init_subclass__", hook)
+        except TypeError:  # an immutable type cannot have subclasses patched either
+            return
+        self._class_patches.append((base, "__init_subclass__", own, hook))
 
     # --- modules and functions --------------------------------------------------------
     def _patch_module(self, module: types.ModuleType, entry: MappingEntry) -> None:
@@ -164,35 +171,21 @@ class Patcher:
                     MappingEntry(entry.name, entry.other_names, f"{module.__name__}.{name}", rules, entry.source)
                 )
                 self._patch_class_tree(value)
-            elif isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
+            elif isinstance(value, types.FunctionType):
                 self._track_function(value, hooks)
 
-    def _track_function(self, function: Callable[..., Any], hooks: frozenset[str]) -> None:
-        if id(function) in self._wrapper_of or id(function) in self._original_of:
-            return
-        name = getattr(function, "__name__", "function")
-        wrapper = wrap_function(function, self._make_site(name, hooks, "none"))
-        self._wrapper_of[id(function)] = wrapper
-        self._original_of[id(wrapper)] = function
-
-    def _replace_references(self, replacements: dict[int, Callable[..., Any]]) -> None:
-        """Swap objects by identity in the namespace of every loaded module."""
-        if not replacements:
-            return
-        for module in list(sys.modules.values()):
-            namespace = getattr(module, "__dict__", None)
-            if not isinstance(namespace, dict):
-                continue
-            for key, value in list(namespace.items()):
-                new = replacements.get(id(value))
-                if new is not None and new is not value:
-                    namespace[key] = new
+    def _track_function(self, function: types.FunctionType, hooks: frozenset[str]) -> None:
+        self._functions.track(function, lambda: self._make_site(function.__name__, hooks, "none"))
 
     # --- undoing ----------------------------------------------------------------------
     def restore(self) -> None:
         """Put back every original object and forget all patches."""
-        self._replace_references(self._original_of)
-        for cls, name, original in reversed(self._class_patches):
+        self._functions.restore()
+        for cls, name, original, replacement in reversed(self._class_patches):
+            if vars(cls).get(name, _MISSING) is not replacement:
+                # Someone wrapped our wrapper since (sklearn's set_output does, for classes
+                # created while tracking): keep theirs, ours passes calls straight through.
+                continue
             if original is _MISSING:
                 type.__delattr__(cls, name)
             else:

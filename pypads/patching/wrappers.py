@@ -1,5 +1,8 @@
 """Wrappers that route calls through a :class:`~pypads.calls.CallSite`.
 
+Generators and coroutine functions are left alone: a plain wrapper would change what
+kind of function they are (and time only the creation of the generator).
+
 A wrapper must be indistinguishable from what it wraps for everything but tracking:
 same ``__name__``, ``__qualname__``, ``__doc__``, ``__module__`` and ``inspect.signature``
 (through ``__wrapped__``), same binding behaviour as a method, classmethod, staticmethod
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pypads.calls import CallSite
+from pypads.patching.functions import can_track
 
 
 def wrap_function(original: Callable[..., Any], site: CallSite) -> Callable[..., Any]:
@@ -44,25 +48,21 @@ class TrackedDescriptor:
     def __init__(self, original: Any, site: CallSite) -> None:
         self.original = original
         self.site = site
-        self._wrappers: dict[tuple[Callable[..., Any], str], Callable[..., Any]] = {}
+        self._wrappers: dict[Callable[..., Any], Callable[..., Any]] = {}
         functools.update_wrapper(self, original, updated=())  # type: ignore[arg-type]
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         bound = self.original.__get__(instance, owner)
-        if isinstance(bound, types.MethodType):
-            return types.MethodType(self._tracked(bound.__func__, "instance"), bound.__self__)
-        if callable(bound):
-            return self._tracked(bound, "none" if instance is not None else "instance")
+        if isinstance(bound, types.MethodType) and can_track(bound.__func__):
+            # The bound method is new on each access, its function is not: one wrapper each.
+            function = bound.__func__
+            wrapper = self._wrappers.get(function)
+            if wrapper is None:
+                wrapper = self._wrappers[function] = wrap_function(function, self.site)
+            return types.MethodType(wrapper, bound.__self__)
+        if instance is None and can_track(bound):
+            return wrap_function(bound, self.site)
         return bound
-
-    def _tracked(self, function: Callable[..., Any], bound_to: str) -> Callable[..., Any]:
-        # The descriptor yields a fresh object on each access; reuse one wrapper per function.
-        key = (function, bound_to)
-        wrapper = self._wrappers.get(key)
-        if wrapper is None:
-            site = self.site if bound_to == self.site.bound_to else self.site.rebound(bound_to)
-            wrapper = self._wrappers[key] = wrap_function(function, site)
-        return wrapper
 
     def __getattr__(self, name: str) -> Any:
         # Reached only for attributes this proxy lacks; "original" itself is missing only
@@ -75,12 +75,14 @@ class TrackedDescriptor:
 def wrap_class_attribute(value: Any, make_site: Callable[[str], CallSite]) -> Any | None:
     """The tracked replacement for an attribute found in a class ``__dict__``, or None
     when it is not something that can be called (properties, data, nested classes)."""
-    if isinstance(value, staticmethod):
-        return staticmethod(wrap_function(value.__func__, make_site("none")))
-    if isinstance(value, classmethod):
+    if isinstance(value, (staticmethod, classmethod)):
+        if not can_track(value.__func__):
+            return None
+        if isinstance(value, staticmethod):
+            return staticmethod(wrap_function(value.__func__, make_site("none")))
         return classmethod(wrap_function(value.__func__, make_site("class")))
     if isinstance(value, types.FunctionType):
-        return wrap_function(value, make_site("instance"))
+        return wrap_function(value, make_site("instance")) if can_track(value) else None
     if isinstance(value, type) or isinstance(value, property):
         return None
     descriptor_type = type(value)

@@ -1,0 +1,111 @@
+"""Tracking module-level functions in place, so that they keep their identity.
+
+A function cannot be wrapped without replacing it, and replacing it breaks whoever
+holds the original: a script that did ``from sklearn.metrics import f1_score`` before
+``PyPads()``, the scorers scikit-learn builds at import time, and plain ``pickle``,
+which checks that ``module.qualname`` is the very object being pickled (MLflow's
+autolog fails there). So the function object stays where it is and only its code is
+swapped: the new code is a trampoline that hands the call to pypads, which runs a copy
+of the original function. ``restore()`` swaps the original code back.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import itertools
+import types
+from collections.abc import Callable
+from typing import Any
+
+from pypads.calls import CallSite
+
+# The trampolines find the dispatcher as a builtin: they run with the patched
+# function's own globals, and builtins are the one namespace shared by every module.
+DISPATCH_NAME = "__pypads_dispatch__"
+
+_sites: dict[int, tuple[CallSite, types.FunctionType]] = {}
+_keys = itertools.count(1)
+
+
+def _dispatch(key: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    site, original = _sites[key]
+    if site.session.run is None:
+        return original(*args, **kwargs)
+    return site.invoke(original, args, kwargs)
+
+
+def can_track(function: Any) -> bool:
+    """Plain Python functions only: generators and coroutines would change kind."""
+    return (
+        isinstance(function, types.FunctionType)
+        and not inspect.isgeneratorfunction(function)
+        and not inspect.iscoroutinefunction(function)
+        and not inspect.isasyncgenfunction(function)
+    )
+
+
+def _trampoline_code(function: types.FunctionType, key: int) -> types.CodeType:
+    # CPython only accepts new code with as many free variables as the function has
+    # closure cells; the unused names below make the count match.
+    cells = [f"_cell{index}" for index in range(len(function.__code__.co_freevars))]
+    source = (
+        "def _outer():\n"
+        + (f"    {' = '.join(cells)} = None\n" if cells else "")
+        + "    def trampoline(*args, **kwargs):\n"
+        + (f"        if False:\n            ({', '.join(cells)},)\n" if cells else "")
+        + f"        return {DISPATCH_NAME}({key}, args, kwargs)\n"
+        + "    return trampoline\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"<pypads trampoline of {function.__qualname__}>", "exec"), namespace)
+    code: types.CodeType = namespace["_outer"]().__code__
+    return code.replace(co_name=function.__code__.co_name, co_qualname=function.__code__.co_qualname)
+
+
+def _copy(function: types.FunctionType) -> types.FunctionType:
+    copy = types.FunctionType(
+        function.__code__, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__dict__.update(function.__dict__)
+    copy.__qualname__ = function.__qualname__
+    copy.__module__ = function.__module__
+    copy.__doc__ = function.__doc__
+    copy.__annotations__ = function.__annotations__
+    return copy
+
+
+class FunctionPatches:
+    """The functions patched by one tracker, and how to undo each."""
+
+    def __init__(self) -> None:
+        self._patched: dict[int, tuple[types.FunctionType, types.CodeType, int, bool]] = {}
+
+    def __contains__(self, function: object) -> bool:
+        return id(function) in self._patched
+
+    def track(self, function: types.FunctionType, make_site: Callable[[], CallSite]) -> None:
+        if id(function) in self._patched or not can_track(function):
+            return
+        key = next(_keys)
+        original_code = function.__code__
+        copy = _copy(function)
+        _sites[key] = (make_site(), copy)
+        setattr(builtins, DISPATCH_NAME, _dispatch)
+        # inspect.signature and inspect.getsource follow __wrapped__ to the real code.
+        added_wrapped = "__wrapped__" not in function.__dict__
+        if added_wrapped:
+            function.__wrapped__ = copy  # type: ignore[attr-defined]
+        function.__code__ = _trampoline_code(function, key)
+        self._patched[id(function)] = (function, original_code, key, added_wrapped)
+
+    def restore(self) -> None:
+        for function, original_code, key, added_wrapped in self._patched.values():
+            function.__code__ = original_code
+            if added_wrapped:
+                del function.__wrapped__  # type: ignore[attr-defined]
+            _sites.pop(key, None)
+        self._patched.clear()
+        if not _sites and hasattr(builtins, DISPATCH_NAME):
+            delattr(builtins, DISPATCH_NAME)
