@@ -19,6 +19,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
@@ -65,21 +66,28 @@ class ExitHooks:
     def _ours(self) -> bool:
         return self._installed and os.getpid() == self._pid
 
+    def _end(self, status: str, failure: str | None) -> None:
+        # Whatever goes wrong here must not change how the program exits.
+        try:
+            self._end_run(status, failure)
+        except Exception as error:
+            warnings.warn(f"pypads could not end the run ({status}): {error!r}", stacklevel=2)
+
     def _at_exit(self) -> None:
         if self._ours():
-            self._end_run(FINISHED, None)
+            self._end(FINISHED, None)
 
     def _excepthook(self, kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         previous = self._previous_excepthook or sys.__excepthook__
         previous(kind, error, tb)
         if self._ours():
             status = KILLED if issubclass(kind, KeyboardInterrupt) else FAILED
-            self._end_run(status, "".join(traceback.format_exception(kind, error, tb)))
+            self._end(status, "".join(traceback.format_exception(kind, error, tb)))
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         previous = self._previous_sigterm
         if self._ours():
-            self._end_run(KILLED, None)
+            self._end(KILLED, None)
         self.uninstall()
         if callable(previous):
             previous(signum, frame)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import traceback
 import warnings
@@ -189,9 +190,16 @@ class PyPads:
         self, clear: bool, reload: bool, warn: bool, affected: Iterable[str] | None
     ) -> None:
         libraries = self._patcher.libraries()
-        names = list(affected) if affected is not None else [
-            name for name in sys.modules if name.split(".")[0] in libraries
-        ]
+        loaded = sorted(name for name in sys.modules if name.split(".")[0] in libraries)
+        if (clear or reload) and affected is None:
+            # Classes are patched in place, so nothing needs re-importing; re-importing a
+            # whole library behind the user's back would orphan the objects they hold
+            # (isinstance checks against BaseEstimator would fail). Only named modules are.
+            warnings.warn("clear_imports/reload_modules act on affected_modules only; none given, "
+                          "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
+                          stacklevel=4)
+            return
+        names = list(affected or ())
         if clear:
             for name in names:
                 sys.modules.pop(name, None)
@@ -203,10 +211,10 @@ class PyPads:
                         importlib.reload(module)
                     except Exception as error:
                         warnings.warn(f"pypads could not reload {name}: {error}", stacklevel=4)
-        elif warn and names:
+        elif warn and loaded:
             logger.info(
                 "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
-                len(names), ", ".join(sorted(libraries)),
+                len(loaded), ", ".join(sorted(libraries)),
             )
 
     @property
@@ -246,6 +254,16 @@ class PyPads:
             {"file": Path(file.source).name, "library": file.library, "mapping_version": str(file.mapping_version)}
             for file in self.mappings
         ])
+
+
+def _stop_tracking_in_forked_child() -> None:
+    # The child inherits the run but not the writer's thread: its calls would queue
+    # forever. It runs untracked; its exit cannot end the parent's run (ExitHooks).
+    if _active is not None:
+        _active.session.run = None
+
+
+os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)
 
 
 def _check_run_functions(functions: Iterable[RunFunction] | None) -> list[RunFunction]:

@@ -62,54 +62,73 @@ class Writer:
         self._wake = threading.Event()
         self._stopped = threading.Event()
         self._warned: set[str] = set()
+        self._draining: int | None = None  # the thread that holds _drain_lock
         self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
         self._thread.start()
 
     # --- what loggers call (cheap: an append) ---------------------------------------
     def log_params(self, params: Mapping[str, str]) -> None:
-        self._queue.append(("params", dict(params)))
+        self._put("params", dict(params))
 
     def log_metric(self, key: str, value: float, step: int = 0) -> None:
-        self._queue.append(("metric", Metric(key, value, int(time.time() * 1000), step)))
+        self._put("metric", Metric(key, value, int(time.time() * 1000), step))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         timestamp = int(time.time() * 1000)
         for key, value in metrics.items():
-            self._queue.append(("metric", Metric(key, float(value), timestamp, step)))
+            self._put("metric", Metric(key, float(value), timestamp, step))
 
     def set_tag(self, key: str, value: str) -> None:
-        self._queue.append(("tags", {key: value}))
+        self._put("tags", {key: value})
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
-        self._queue.append(("tags", dict(tags)))
+        self._put("tags", dict(tags))
 
     def log_bytes(self, artifact_path: str, content: bytes) -> None:
-        self._queue.append(("artifact", _Artifact(artifact_path, content)))
+        self._put("artifact", _Artifact(artifact_path, content))
 
     def log_text(self, artifact_path: str, text: str) -> None:
         self.log_bytes(artifact_path, text.encode("utf-8"))
 
-    # --- getting it into MLflow -----------------------------------------------------
-    def flush(self) -> None:
-        """Write everything submitted so far; when this returns it is visible in MLflow."""
-        with self._drain_lock:
-            self._write(self._drain())
+    def _put(self, kind: str, item: object) -> None:
+        self._queue.append((kind, item))
+        if self._stopped.is_set():
+            # A call that outlived its run (another thread was still inside it at
+            # end_run): nobody drains any more, so write at once.
+            self.flush()
 
-    def close(self) -> None:
-        """Flush and stop the background thread."""
+    # --- getting it into MLflow -----------------------------------------------------
+    def flush(self) -> bool:
+        """Write everything submitted so far; when this returns True it is visible in MLflow.
+
+        Returns False, writing nothing, when called from a signal handler that
+        interrupted this very thread in the middle of a drain: waiting for the drain to
+        finish would wait forever.
+        """
+        if self._draining == threading.get_ident():
+            return False
+        with self._drain_lock:
+            self._draining = threading.get_ident()
+            try:
+                self._write(self._drain())
+            finally:
+                self._draining = None
+        return True
+
+    def close(self) -> bool:
+        """Flush and stop the background thread; False if the flush could not run."""
         self._stopped.set()
         self._wake.set()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join()
-        self.flush()
+        return self.flush()
 
     def _loop(self) -> None:
         while not self._stopped.is_set():
             self._wake.wait(self.interval)
             self._wake.clear()
             if self._queue:
-                with self._drain_lock:
-                    self._write(self._drain())
+                self.flush()
 
     def _drain(self) -> _Drained:
         drained = _Drained()

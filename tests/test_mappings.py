@@ -166,3 +166,13 @@ def test_reload_modules_reloads_and_patches(toylib, make_tracker):
     assert toylib.models.Model is not old_model
     assert vars(toylib.models.Model)["fit"] is not vars(old_model)["fit"]
     assert not hasattr(vars(old_model)["fit"], "__wrapped__")  # the stale class stays as it was
+
+
+def test_reload_and_clear_without_affected_modules_warn_and_touch_nothing(make_tracker):
+    import sklearn.base
+
+    base = sklearn.base.BaseEstimator
+    with pytest.warns(UserWarning, match="act on affected_modules only"):
+        make_tracker(clear_imports=True)
+    assert sys.modules["sklearn.base"].BaseEstimator is base
+    assert isinstance(DecisionTreeClassifier(), base)

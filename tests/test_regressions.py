@@ -1,0 +1,137 @@
+"""Defects found in review, each pinned by a test."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import mlflow
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+from sklearn import datasets
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.tree import DecisionTreeClassifier
+
+from conftest import RunView
+from pypads import ConfigError, PyPads
+from pypads.writer import Writer
+
+X, y = datasets.load_iris(return_X_y=True)
+
+
+def test_joining_an_active_run_tracks_into_that_runs_store(tmp_path, empty_store, monkeypatch):
+    monkeypatch.setenv("PYPADS_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    user_store = f"sqlite:///{tmp_path / 'user.db'}"
+    (tmp_path / "user.db").write_bytes(empty_store.read_bytes())
+    mlflow.set_tracking_uri(user_store)
+    try:
+        with mlflow.start_run() as run:
+            tracker = PyPads()
+            DecisionTreeClassifier(max_depth=3).fit(X, y)
+            tracker.end_run()
+            mlflow.log_param("after", "pypads")  # the user's own MLflow calls still work
+            tracker.deactivate()
+        view = RunView(user_store, run.info.run_id)
+        assert view.params["DecisionTreeClassifier.max_depth"] == "3" and view.params["after"] == "pypads"
+        assert view.status == "FINISHED"
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
+def test_uri_contradicting_the_active_runs_store_is_refused(store_uri, tmp_path, empty_store):
+    (tmp_path / "other.db").write_bytes(empty_store.read_bytes())
+    mlflow.set_tracking_uri(store_uri)
+    try:
+        with mlflow.start_run():
+            with pytest.raises(ConfigError, match="an MLflow run is active in"):
+                PyPads(uri=f"sqlite:///{tmp_path / 'other.db'}")
+    finally:
+        mlflow.set_tracking_uri(None)
+
+
+def test_set_output_survives_deactivate_for_classes_made_while_tracking(make_tracker):
+    pandas = pytest.importorskip("pandas")
+    tracker = make_tracker()
+
+    class Doubler(TransformerMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            return self
+
+        def transform(self, X):
+            return np.asarray(X) * 2
+
+        def get_feature_names_out(self, input_features=None):
+            return np.array([f"x{i}" for i in range(4)], dtype=object)
+
+    assert isinstance(Doubler().set_output(transform="pandas").fit_transform(X), pandas.DataFrame)
+    tracker.deactivate()
+    assert isinstance(Doubler().set_output(transform="pandas").fit_transform(X), pandas.DataFrame)
+
+
+def test_mapping_an_immutable_type_leaves_it_alone(make_tracker):
+    document = {
+        "metadata": {"library": "sklearn", "distribution": "scikit-learn", "library_versions": ">=1", "mapping_version": "1"},
+        "algorithms": [{"name": "tree internals", "implementation": {"sklearn": "sklearn.tree._tree.Tree"},
+                        "hooks": {"pypads_predict": ["apply", "predict"]}}],
+    }
+    tracker = make_tracker(mapping=document)
+    model = DecisionTreeClassifier(random_state=0).fit(X, y)
+    assert model.tree_.apply(X.astype(np.float32)).shape == (150,)
+    tracker.deactivate()
+
+
+def test_a_call_that_outlives_end_run_still_writes(make_tracker, read_run):
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(DecisionTreeClassifier):
+        def fit(self, X, y, sample_weight=None, check_input=True):
+            started.set()
+            release.wait(30)
+            return super().fit(X, y, sample_weight=sample_weight, check_input=check_input)
+
+    tracker = make_tracker()
+    worker = threading.Thread(target=lambda: Slow().fit(X, y))
+    worker.start()
+    assert started.wait(30)
+    run_id = tracker.run_id
+    tracker.end_run()
+    release.set()
+    worker.join(30)
+    assert "calls/0001_Slow.fit/output.txt" in read_run(run_id).artifacts()
+
+
+def test_flush_reentered_on_the_draining_thread_returns_instead_of_deadlocking(store_uri):
+    client = MlflowClient(store_uri)
+    run_id = client.create_run(client.create_experiment("reentry")).info.run_id
+    answers = []
+
+    class Interrupting:
+        """Calls flush again from inside log_batch, as a signal handler would."""
+
+        def __getattr__(self, name):
+            return getattr(client, name)
+
+        def log_batch(self, *args, **kwargs):
+            answers.append(writer.flush())
+            return client.log_batch(*args, **kwargs)
+
+    writer = Writer(Interrupting(), run_id, interval=60)
+    writer.log_metric("m", 1.0)
+    assert writer.close() is True
+    assert answers == [False]
+    assert client.get_run(run_id).data.metrics == {"m": 1.0}
+
+
+def test_forked_child_runs_untracked(make_tracker, read_run):
+    tracker = make_tracker()
+    pid = os.fork()
+    if pid == 0:  # the child: fit, and leave without running any exit hook
+        DecisionTreeClassifier(max_depth=7).fit(X, y)
+        os._exit(0 if tracker.session.run is None else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert "DecisionTreeClassifier.max_depth" not in read_run(run_id).params
