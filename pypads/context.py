@@ -7,7 +7,7 @@ import os
 import threading
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pypads.errors import LoggerFailure, LoggerWarning
@@ -36,6 +36,23 @@ class RunContext:
         self._states: dict[int, dict[str, Any]] = {}
         self._failed_loggers: set[str] = set()
         self._lock = threading.Lock()
+        self._end_callbacks: list[Callable[[], None]] = []
+
+    def on_end(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the run ends, before its last flush (to write what a
+        logger buffered)."""
+        with self._lock:
+            self._end_callbacks.append(callback)
+
+    def ending(self) -> None:
+        """Called by the tracker as the run ends."""
+        with self._lock:
+            callbacks, self._end_callbacks = self._end_callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception as error:
+                self.logger_failed(getattr(callback, "__qualname__", "end callback"), "run end", error)
 
     def next_call(self, name: str) -> tuple[int, int]:
         """The run-wide order of a new call and its number among calls of ``name`` (both from 1)."""
@@ -62,3 +79,17 @@ class RunContext:
             stacklevel=2,
         )
         self.writer.set_tag(f"pypads.failure.{logger_name}", f"{where}: {message}"[:5000])
+
+
+_active_run: RunContext | None = None
+
+
+def active_run() -> RunContext | None:
+    """The run pypads is tracking in this process, for code outside a tracked call
+    (``callmonitor.intercept``)."""
+    return _active_run
+
+
+def set_active_run(run: RunContext | None) -> None:
+    global _active_run
+    _active_run = run

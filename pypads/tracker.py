@@ -23,7 +23,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking._tracking_service import utils as tracking_utils
 
 from pypads.calls import CallSite, Session
-from pypads.context import RunContext
+from pypads.context import RunContext, active_run, set_active_run
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_LOGGING_FNS
 from pypads.errors import ConfigError
 from pypads.events import EventTable, merge_config, merge_logging_fns
@@ -145,6 +145,7 @@ class PyPads:
         writer = Writer(self._client, run_id)
         writer.set_tags({"pypads.version": _version(), "pypads.mappings": self._mapping_summary()})
         self.session.run = RunContext(run_id, writer)
+        set_active_run(self.session.run)
         self._exit_hooks.install()
 
     def end_run(self, status: str = FINISHED) -> None:
@@ -156,7 +157,10 @@ class PyPads:
         if run is None:
             return
         self.session.run = None
+        if active_run() is run:
+            set_active_run(None)
         self._exit_hooks.uninstall()
+        run.ending()
         run.writer.close()
         if not self._owns_run or self._client is None:
             return
@@ -261,6 +265,7 @@ def _stop_tracking_in_forked_child() -> None:
     # forever. It runs untracked; its exit cannot end the parent's run (ExitHooks).
     if _active is not None:
         _active.session.run = None
+    set_active_run(None)
 
 
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)

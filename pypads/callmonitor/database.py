@@ -1,0 +1,248 @@
+"""Writing call databases: a local folder, or the artifacts of the pypads run.
+
+Local folder (``call-monitor``, then ``call-monitor-1``… — an existing one is never
+reused), fixed as an absolute path at first use::
+
+    call-monitor/
+        db.json                          format, creation time, process
+        objects/<sha256>.npy             each distinct array once
+        <module.qualname>/function.json  argument names, kinds and defaults
+        <module.qualname>/calls.jsonl    calls whose values fit in the record, one per line
+        <module.qualname>/<n>/           calls with files: record.json, arg_<label>.npy, …
+
+Every write is crash-safe on its own: a line is appended with one ``write`` call and a
+folder appears by an atomic rename once complete, so a killed process leaves a database
+that loads with every call recorded before the kill (a torn last line is skipped).
+Each process writes its own database: a forked or spawned child, an MPI rank or a
+thread given an id with :class:`Settings` gets the suffix ``-tid=<N>``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pypads.callmonitor.handlers import REGISTRY
+from pypads.callmonitor.records import FORMAT, Encoded, describe_function
+from pypads.context import RunContext
+
+ROOT_NAME = "call-monitor"
+RUN_FOLDER = "callmonitor"
+CHUNK = 1000  # inline records per artifact file in a run
+
+
+class Settings:
+    """Process-wide settings, read when a database is created (as in callmonitor:
+    change them before the first recorded call, or call ``CONTEXT.new()`` after)."""
+
+    _thread_id: int | None = None
+
+    def enable_multi_threading(self, thread_id: int) -> None:
+        """Write to ``call-monitor-tid=<thread_id>``: for workers of one program that
+        must not share a database (e.g. ``concurrent.futures`` workers)."""
+        Settings._thread_id = int(thread_id)
+
+    def disable_multi_threading(self) -> None:
+        Settings._thread_id = None
+
+    @property
+    def thread_id(self) -> int | None:
+        return Settings._thread_id
+
+
+def _mpi_rank() -> int | None:
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is None:
+        return None
+    try:
+        world = mpi.COMM_WORLD
+        return int(world.Get_rank()) if world.Get_size() > 1 else None
+    except Exception:  # an MPI that is not initialised: a single process
+        return None
+
+
+def _child_process() -> int | None:
+    """This process' pid if it is a child of a recording program (fork or spawn)."""
+    return os.getpid() if multiprocessing.parent_process() is not None else None
+
+
+def _suffix(parent_pid: int | None) -> str:
+    forked = None if parent_pid in (None, os.getpid()) else os.getpid()
+    for worker in (Settings._thread_id, _mpi_rank(), forked or _child_process()):
+        if worker is not None:
+            return f"-tid={worker}"
+    return ""
+
+
+class Sink:
+    """Where records of one database go; numbers calls per function, thread-safely."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counters: dict[str, itertools.count[int]] = {}
+        self._functions: set[str] = set()
+
+    def next_number(self, name: str) -> int:
+        with self._lock:
+            return next(self._counters.setdefault(name, itertools.count(1)))
+
+    def function_seen(self, name: str) -> bool:
+        with self._lock:
+            seen = name in self._functions
+            self._functions.add(name)
+            return seen
+
+    def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
+        raise NotImplementedError
+
+
+class FolderSink(Sink):
+    """A database in a local folder."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+        self._append_locks: dict[str, threading.Lock] = {}
+        self._objects: set[str] = set()
+
+    @classmethod
+    def create(cls, base: Path, parent_pid: int | None) -> FolderSink:
+        stem = f"{ROOT_NAME}{_suffix(parent_pid)}"
+        for index in itertools.count():
+            root = base / (stem if index == 0 else f"{stem}-{index}")
+            try:
+                root.mkdir(parents=True)
+                break
+            except FileExistsError:
+                continue
+        _write_atomically(root / "db.json", json.dumps(
+            {"format": FORMAT, "created": time.time(), "pid": os.getpid()}).encode())
+        return cls(root)
+
+    def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
+        folder = self.root / name
+        if not self.function_seen(name):
+            folder.mkdir(exist_ok=True)
+            _write_atomically(folder / "function.json", json.dumps(describe_function(function)).encode())
+        for object_name, content in encoded.objects.items():
+            self._store_object(object_name, content)
+        if encoded.needs_folder:
+            self._write_folder(folder, encoded)
+        else:
+            self._append(folder / "calls.jsonl", json.dumps(encoded.record) + "\n")
+
+    def _store_object(self, name: str, content: bytes) -> None:
+        if name in self._objects:
+            return
+        target = self.root / "objects" / name
+        if not target.exists():
+            target.parent.mkdir(exist_ok=True)
+            _write_atomically(target, content)
+        self._objects.add(name)
+
+    def _write_folder(self, folder: Path, encoded: Encoded) -> None:
+        staging = Path(tempfile.mkdtemp(prefix=f".{encoded.record['n']}-", dir=folder))
+        for file_name, content in encoded.files.items():
+            (staging / file_name).write_bytes(content)
+        for link, object_name in encoded.record.get("links", {}).items():
+            os.link(self.root / "objects" / object_name, staging / link)
+        for handler in encoded.handlers:
+            handler.save(str(staging))
+        (staging / "record.json").write_text(json.dumps(encoded.record))
+        staging.rename(folder / str(encoded.record["n"]))
+
+    def _append(self, path: Path, line: str) -> None:
+        with self._lock:
+            lock = self._append_locks.setdefault(str(path), threading.Lock())
+        data = line.encode()
+        with lock:
+            descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(descriptor, data)
+            finally:
+                os.close(descriptor)
+
+
+class RunSink(Sink):
+    """A database in the artifacts of a pypads run, written through the run's writer.
+
+    Calls that fit in a record are gathered per function and written as
+    ``callmonitor/<function>/calls-<k>.jsonl`` every ``CHUNK`` calls and at run end.
+    """
+
+    def __init__(self, run: RunContext) -> None:
+        super().__init__()
+        self.run = run
+        self._objects: set[str] = set()
+        self._pending: dict[str, list[str]] = {}
+        self._chunks: dict[str, itertools.count[int]] = {}
+        run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(
+            {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "run_id": run.run_id}).encode())
+        run.on_end(self.flush)
+
+    def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
+        writer = self.run.writer
+        if not self.function_seen(name):
+            writer.log_bytes(f"{RUN_FOLDER}/{name}/function.json", json.dumps(describe_function(function)).encode())
+        with self._lock:
+            new_objects = [item for item in encoded.objects.items() if item[0] not in self._objects]
+            self._objects.update(name for name, _ in new_objects)
+        for object_name, content in new_objects:
+            writer.log_bytes(f"{RUN_FOLDER}/objects/{object_name}", content)
+        if encoded.needs_folder:
+            self._write_folder(f"{RUN_FOLDER}/{name}/{encoded.record['n']}", encoded)
+            return
+        with self._lock:
+            lines = self._pending.setdefault(name, [])
+            lines.append(json.dumps(encoded.record))
+            full = lines if len(lines) >= CHUNK else None
+            if full is not None:
+                self._pending[name] = []
+        if full is not None:
+            self._write_chunk(name, full)
+
+    def _write_folder(self, prefix: str, encoded: Encoded) -> None:
+        writer = self.run.writer
+        for file_name, content in encoded.files.items():
+            writer.log_bytes(f"{prefix}/{file_name}", content)
+        if encoded.handlers:
+            staging = Path(tempfile.mkdtemp(prefix="pypads-callmonitor-"))
+            try:
+                for handler in encoded.handlers:
+                    handler.save(str(staging))
+                for path in sorted(staging.rglob("*")):
+                    if path.is_file():
+                        writer.log_bytes(f"{prefix}/{path.relative_to(staging).as_posix()}", path.read_bytes())
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        writer.log_bytes(f"{prefix}/record.json", json.dumps(encoded.record).encode())
+
+    def _write_chunk(self, name: str, lines: list[str]) -> None:
+        with self._lock:
+            index = next(self._chunks.setdefault(name, itertools.count(1)))
+        self.run.writer.log_bytes(f"{RUN_FOLDER}/{name}/calls-{index:05d}.jsonl", ("\n".join(lines) + "\n").encode())
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for name, lines in pending.items():
+            if lines:
+                self._write_chunk(name, lines)
+        for handler in REGISTRY.handler_classes():
+            handler.accumulator_done()
+
+
+def _write_atomically(path: Path, content: bytes) -> None:
+    staging = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    staging.write_bytes(content)
+    os.replace(staging, path)

@@ -1,0 +1,156 @@
+"""A call as a record: JSON metadata plus the files its values need.
+
+Small JSON-safe values live inside the record; numpy arrays are stored once per
+content (``objects/<sha256>.npy``); values of a registered handler type are saved by
+their handler into the call's folder; anything else is pickled (and only unpickled
+on explicit request); what cannot be saved at all is described instead. Nothing
+here ever raises into the recorded call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import io
+import json
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import cloudpickle
+import numpy as np
+
+from pypads.callmonitor.handlers import Handler, NPHandler, Registry
+
+FORMAT = "pypads-callmonitor/1"
+INLINE_LIMIT = 4096  # bytes of JSON above which a value is not kept inside the record
+_SCALARS = (bool, int, float, str, type(None))
+
+
+@dataclass
+class Encoded:
+    """A record and what must be stored beside it."""
+
+    record: dict[str, Any]
+    objects: dict[str, bytes] = field(default_factory=dict)
+    """Content-addressed files, by name under ``objects/``."""
+    files: dict[str, bytes] = field(default_factory=dict)
+    """Files of the call's own folder (pickles)."""
+    handlers: list[Handler] = field(default_factory=list)
+    """Custom handlers that write their own files into the call's folder."""
+
+    @property
+    def needs_folder(self) -> bool:
+        return bool(self.files or self.handlers or self.record.get("links"))
+
+
+class Encoder:
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+
+    def call(self, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Encoded:
+        encoded = Encoded({"n": number})
+        encoded.record["args"] = [self.value(value, str(index), encoded) for index, value in enumerate(args)]
+        encoded.record["kwargs"] = {key: self.value(value, key, encoded) for key, value in kwargs.items()}
+        return encoded
+
+    def outcome(self, encoded: Encoded, result: Any, error: BaseException | None, duration: float) -> None:
+        encoded.record["duration"] = duration
+        if error is not None:
+            encoded.record["exception"] = {"type": type(error).__qualname__, "message": str(error),
+                                           "traceback": "".join(traceback.format_exception(error))[-4000:]}
+        else:
+            encoded.record["result"] = self.value(result, "result", encoded)
+
+    def value(self, value: Any, label: str, encoded: Encoded) -> dict[str, Any]:
+        try:
+            return self._value(value, label, encoded)
+        except Exception as error:  # a value that cannot be saved never breaks the call
+            return {"kind": "unsaved", "type": _type_name(value), "reason": f"{type(error).__name__}: {error}"}
+
+    def _value(self, value: Any, label: str, encoded: Encoded) -> dict[str, Any]:
+        inline = _inline(value)
+        if inline is not None:
+            return inline
+        if isinstance(value, np.generic) and value.dtype != object and value.dtype.kind in "biufc":
+            return {"kind": "numpy_scalar", "dtype": str(value.dtype), "value": repr(value.item())}
+        handler = self.registry.handler_for(value)
+        if handler is NPHandler:  # the built-in one: stored once per content
+            buffer = io.BytesIO()
+            np.save(buffer, value, allow_pickle=False)
+            content = buffer.getvalue()
+            digest = hashlib.sha256(content).hexdigest()
+            encoded.objects[f"{digest}.npy"] = content
+            encoded.record.setdefault("links", {})[f"arg_{label}.npy"] = f"{digest}.npy"
+            return {"kind": "numpy", "object": f"{digest}.npy", "shape": list(value.shape), "dtype": str(value.dtype)}
+        if handler is not None:
+            instance = handler(label, value)
+            encoded.handlers.append(instance)
+            return {"kind": "handler", "handler": f"{handler.__module__}.{handler.__qualname__}", "target": label}
+        content = cloudpickle.dumps(value)
+        encoded.files[f"arg_{label}.pickle"] = content
+        return {"kind": "pickle", "file": f"arg_{label}.pickle", "type": _type_name(value)}
+
+
+def _inline(value: Any) -> dict[str, Any] | None:
+    """A JSON form that loads back as an equal value of the same type, if small."""
+    def plain(item: Any) -> bool:
+        if isinstance(item, _SCALARS):
+            return type(item) in _SCALARS  # not numpy scalars or bool subclasses
+        if type(item) in (list, tuple):
+            return all(plain(element) for element in item)
+        if type(item) is dict:
+            return all(type(key) is str and plain(element) for key, element in item.items())
+        return False
+
+    if not plain(value):
+        return None
+    try:
+        text = json.dumps(_tag(value), allow_nan=True)
+    except (TypeError, ValueError):
+        return None
+    return {"kind": "json", "value": json.loads(text)} if len(text) <= INLINE_LIMIT else None
+
+
+def _tag(value: Any) -> Any:
+    # JSON has no tuples: keep them apart from lists.
+    if type(value) is tuple:
+        return {"__tuple__": [_tag(item) for item in value]}
+    if type(value) is list:
+        return [_tag(item) for item in value]
+    if type(value) is dict:
+        return {key: _tag(item) for key, item in value.items()}
+    return value
+
+
+def untag(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"__tuple__"}:
+            return tuple(untag(item) for item in value["__tuple__"])
+        return {key: untag(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [untag(item) for item in value]
+    return value
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def describe_function(function: Any) -> dict[str, Any]:
+    """Name, argument names and JSON-safe defaults (keyword-only ones included)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return {"module": function.__module__, "qualname": function.__qualname__, "args": [], "defaults": {}}
+    names, defaults, kinds = [], {}, {}
+    for parameter in signature.parameters.values():
+        names.append(parameter.name)
+        kinds[parameter.name] = parameter.kind.name
+        if parameter.default is not inspect.Parameter.empty:
+            inline = _inline(parameter.default)
+            defaults[parameter.name] = inline or {"kind": "unsaved", "type": _type_name(parameter.default),
+                                                   "reason": f"default {parameter.default!r} is not JSON"}
+    return {"format": FORMAT, "module": function.__module__, "qualname": function.__qualname__,
+            "args": names, "kinds": kinds, "defaults": defaults}
