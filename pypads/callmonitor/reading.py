@@ -159,8 +159,7 @@ class DB:
         if kind == "json":
             return untag(item["value"])
         if kind == "numpy_scalar":
-            return np.dtype(item["dtype"]).type(complex(item["value"]) if "j" in item["value"] else float(item["value"])
-                                                if item["dtype"][0] in "fc" else int(item["value"]) if item["dtype"] != "bool" else item["value"] == "True")
+            return np.dtype(item["dtype"]).type(item["value"])
         if kind == "numpy":
             return np.load(self.root / "objects" / item["object"], allow_pickle=False)
         if kind == "handler":

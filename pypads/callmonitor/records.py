@@ -72,8 +72,8 @@ class Encoder:
         inline = _inline(value)
         if inline is not None:
             return inline
-        if isinstance(value, np.generic) and value.dtype != object and value.dtype.kind in "biufc":
-            return {"kind": "numpy_scalar", "dtype": str(value.dtype), "value": repr(value.item())}
+        if isinstance(value, np.generic) and value.dtype.kind in "biuf":
+            return {"kind": "numpy_scalar", "dtype": str(value.dtype), "value": value.item()}
         handler = self.registry.handler_for(value)
         if handler is NPHandler:  # the built-in one: stored once per content
             buffer = io.BytesIO()
