@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pypads.callmonitor import CallRecorder
 from pypads.loggers import Cpu, Disk, Input, Log, LogInit, Metric, Output, Parameters, Ram, WriteFormats
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -30,4 +31,6 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "metric": Metric(),
     "log": Log(),
     "init": LogInit(),
+    # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}
+    "calls": CallRecorder(),
 }

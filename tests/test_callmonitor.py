@@ -382,3 +382,54 @@ def test_corrupt_or_foreign_folder_is_one_clear_error_and_untouched(tmp_path, da
         load(root)
     assert str(root) in str(raised.value)
     assert {path: (path.stat().st_mtime_ns, path.read_bytes() if path.is_file() else None) for path in root.rglob("*")} == before
+
+
+def test_call_recorder_logger_records_into_the_run_and_replays(make_tracker, read_run):
+    from sklearn import datasets
+    from sklearn.tree import DecisionTreeClassifier
+
+    from pypads.callmonitor import intercept
+
+    @intercept
+    def prepare(data, *, shift=0.0):
+        return data + shift
+
+    X, y = datasets.load_iris(return_X_y=True)
+    tracker = make_tracker(config={"events": {"calls": {"on": ["pypads_fit", "pypads_predict"]}}})
+    shifted = prepare(X, shift=1.0)
+    model = DecisionTreeClassifier(random_state=0).fit(shifted, y)
+    model.predict(shifted[:5])
+    run_id = tracker.run_id
+    tracker.end_run()
+
+    files = read_run(run_id).artifacts("callmonitor")
+    assert "callmonitor/db.json" in files
+    # X, X+1 (prepare's result and fit's input: stored once), y, X+1[:5], the predictions
+    assert len([path for path in files if path.startswith("callmonitor/objects/")]) == 5
+    db = load(run_id)
+    assert db.calls("DecisionTreeClassifier.fit") == 1 and db.calls("prepare") == 1
+    np.testing.assert_array_equal(db.get("prepare", 1)[0][0], X)
+    assert db.get_args("prepare", 1).shift == 1.0
+    estimator, data = db.get("DecisionTreeClassifier.predict", 1)[0]
+    assert isinstance(estimator, Pickled)  # the instance is pickled: loading it is opt-in
+    trusted = load(f"runs:/{run_id}/callmonitor", allow_pickle=True)
+    replay = trusted.replay("DecisionTreeClassifier.predict", 1)
+    assert replay.matches and list(replay.result) == list(model.predict(shifted[:5]))
+
+
+def test_many_recorded_calls_in_a_run_are_chunked(make_tracker, read_run):
+    from pypads.callmonitor import intercept
+
+    @intercept
+    def tick(i):
+        return i
+
+    tracker = make_tracker()
+    for i in range(2500):
+        tick(i)
+    run_id = tracker.run_id
+    tracker.end_run()
+    name = f"{__name__}.test_many_recorded_calls_in_a_run_are_chunked.<locals>.tick"
+    chunks = [path for path in read_run(run_id).artifacts("callmonitor") if "calls-" in path]
+    assert len(chunks) == 3
+    assert load(run_id).calls(name) == 2500
