@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
 import threading
@@ -59,6 +60,7 @@ class Context:
                     self._base = Path.cwd().resolve()
                 self._folder = FolderSink.create(self._base, self._pid)
                 self._folder_pid = os.getpid()
+                atexit.register(_accumulators_done)
             return self._folder
 
     def run_sink(self, run: RunContext) -> RunSink:
@@ -75,6 +77,14 @@ class Context:
 
 
 CONTEXT = Context()
+
+
+def _accumulators_done() -> None:
+    for handler in REGISTRY.handler_classes():
+        try:
+            handler.accumulator_done()
+        except Exception as error:  # a user's handler must not spoil the exit
+            warnings.warn(f"{handler.__qualname__}.accumulator_done failed: {error!r}", RecordingWarning, stacklevel=1)
 
 
 def qualified_name(function: Callable[..., Any]) -> str:
