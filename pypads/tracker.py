@@ -32,7 +32,8 @@ from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher
 from pypads.store import Store, default_experiment_name, ensure_experiment, resolve_store
-from pypads.writer import Writer
+from pypads.journal import Journal
+from pypads.writer import Writer, recover
 
 RunFunction = Callable[["PyPads"], None]
 
@@ -100,6 +101,7 @@ class PyPads:
         self._changed_uri = False
         self._owns_run = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
+        _recover_left_behind()
         self._start_run()
 
         entries = [entry for file in self.mappings for entry in file.entries]
@@ -142,7 +144,7 @@ class PyPads:
             warnings.warn(f"pypads could not start an MLflow run at {self.store.tracking_uri}: {error}; "
                           "continuing without tracking", stacklevel=3)
             return
-        writer = Writer(self._client, run_id)
+        writer = Writer(self._client, run_id, Journal.create(run_id, self.store.tracking_uri))
         writer.set_tags({"pypads.version": _version(), "pypads.mappings": self._mapping_summary()})
         self.session.run = RunContext(run_id, writer)
         set_active_run(self.session.run)
@@ -269,6 +271,15 @@ def _stop_tracking_in_forked_child() -> None:
 
 
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)
+
+
+def _recover_left_behind() -> None:
+    """Upload what earlier, killed processes left in their journals."""
+    try:
+        for run_id in recover():
+            logger.info("pypads: recovered the journal of run {} left by a process that died", run_id)
+    except Exception as error:
+        warnings.warn(f"pypads could not recover a journal left by an earlier process: {error}", stacklevel=3)
 
 
 def _check_run_functions(functions: Iterable[RunFunction] | None) -> list[RunFunction]:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from pypads import PyPads
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("PYPADS_STRICT", "1")  # logger errors fail tests unless a test says otherwise
+# Journals and the default store of in-process trackers stay out of the user's ~/.pypads.
+os.environ.setdefault("PYPADS_HOME", tempfile.mkdtemp(prefix="pypads-tests-home-"))
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from pypads import Logger
 from pypads.loggers.serialize import WriteFormats, serialize
+from pypads.journal import Journal
 from pypads.writer import Writer
 
 X, y = datasets.load_iris(return_X_y=True)
@@ -106,11 +107,11 @@ class CountingClient:
         return attribute
 
 
-def test_writer_batches_within_mlflow_limits(store_uri):
+def test_writer_batches_within_mlflow_limits(store_uri, tmp_path):
     counting = CountingClient(store_uri)
     experiment = counting.client.create_experiment("batching")
     run_id = counting.client.create_run(experiment).info.run_id
-    writer = Writer(counting, run_id, interval=60)  # only the explicit flush writes
+    writer = Writer(counting, run_id, Journal.create(run_id, store_uri, root=tmp_path), interval=60)  # only the explicit flush writes
     writer.log_params({f"p{i}": str(i) for i in range(250)})
     for step in range(2500):
         writer.log_metric("loss", 1.0 / (step + 1), step=step)
@@ -124,11 +125,11 @@ def test_writer_batches_within_mlflow_limits(store_uri):
     assert len(counting.client.get_metric_history(run_id, "loss")) == 2500
 
 
-def test_writer_survives_a_refused_param(store_uri):
+def test_writer_survives_a_refused_param(store_uri, tmp_path):
     client = MlflowClient(store_uri)
     run_id = client.create_run(client.create_experiment("refused")).info.run_id
     client.log_param(run_id, "fixed", "1")
-    writer = Writer(client, run_id, interval=60)
+    writer = Writer(client, run_id, Journal.create(run_id, store_uri, root=tmp_path), interval=60)
     writer.log_params({"fixed": "2", "fresh": "3"})
     writer.log_metric("m", 1.0)
     with pytest.warns(UserWarning, match="refused param 'fixed'"):

@@ -15,6 +15,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from conftest import RunView
 from pypads import ConfigError, PyPads
+from pypads.journal import Journal
 from pypads.writer import Writer
 
 X, y = datasets.load_iris(return_X_y=True)
@@ -102,7 +103,7 @@ def test_a_call_that_outlives_end_run_still_writes(make_tracker, read_run):
     assert "calls/0001_Slow.fit/output.txt" in read_run(run_id).artifacts()
 
 
-def test_flush_reentered_on_the_draining_thread_returns_instead_of_deadlocking(store_uri):
+def test_flush_reentered_on_the_draining_thread_returns_instead_of_deadlocking(store_uri, tmp_path):
     client = MlflowClient(store_uri)
     run_id = client.create_run(client.create_experiment("reentry")).info.run_id
     answers = []
@@ -117,7 +118,7 @@ def test_flush_reentered_on_the_draining_thread_returns_instead_of_deadlocking(s
             answers.append(writer.flush())
             return client.log_batch(*args, **kwargs)
 
-    writer = Writer(Interrupting(), run_id, interval=60)
+    writer = Writer(Interrupting(), run_id, Journal.create(run_id, store_uri, root=tmp_path), interval=60)
     writer.log_metric("m", 1.0)
     assert writer.close() is True
     assert answers == [False]

@@ -176,16 +176,15 @@ class FolderSink(Sink):
 class RunSink(Sink):
     """A database in the artifacts of a pypads run, written through the run's writer.
 
-    Calls that fit in a record are gathered per function and written as
-    ``callmonitor/<function>/calls-<k>.jsonl`` every ``CHUNK`` calls and at run end.
+    Calls that fit in a record are appended to ``callmonitor/<function>/calls-<k>.jsonl``,
+    ``CHUNK`` calls per file.
     """
 
     def __init__(self, run: RunContext) -> None:
         super().__init__()
         self.run = run
         self._objects: set[str] = set()
-        self._pending: dict[str, list[str]] = {}
-        self._chunks: dict[str, itertools.count[int]] = {}
+        self._lines: dict[str, int] = {}
         run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(
             {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "run_id": run.run_id}).encode())
         run.on_end(self.flush)
@@ -203,13 +202,11 @@ class RunSink(Sink):
             self._write_folder(f"{RUN_FOLDER}/{name}/{encoded.record['n']}", encoded)
             return
         with self._lock:
-            lines = self._pending.setdefault(name, [])
-            lines.append(json.dumps(encoded.record))
-            full = lines if len(lines) >= CHUNK else None
-            if full is not None:
-                self._pending[name] = []
-        if full is not None:
-            self._write_chunk(name, full)
+            lines = self._lines.get(name, 0)
+            self._lines[name] = lines + 1
+        chunk = lines // CHUNK + 1
+        # Appended to the journal at once: a killed process loses no recorded call.
+        writer.append_bytes(f"{RUN_FOLDER}/{name}/calls-{chunk:05d}.jsonl", (json.dumps(encoded.record) + "\n").encode())
 
     def _write_folder(self, prefix: str, encoded: Encoded) -> None:
         writer = self.run.writer
@@ -227,17 +224,7 @@ class RunSink(Sink):
                 shutil.rmtree(staging, ignore_errors=True)
         writer.log_bytes(f"{prefix}/record.json", json.dumps(encoded.record).encode())
 
-    def _write_chunk(self, name: str, lines: list[str]) -> None:
-        with self._lock:
-            index = next(self._chunks.setdefault(name, itertools.count(1)))
-        self.run.writer.log_bytes(f"{RUN_FOLDER}/{name}/calls-{index:05d}.jsonl", ("\n".join(lines) + "\n").encode())
-
     def flush(self) -> None:
-        with self._lock:
-            pending, self._pending = self._pending, {}
-        for name, lines in pending.items():
-            if lines:
-                self._write_chunk(name, lines)
         for handler in REGISTRY.handler_classes():
             handler.accumulator_done()
 
