@@ -433,3 +433,42 @@ def test_many_recorded_calls_in_a_run_are_chunked(make_tracker, read_run):
     chunks = [path for path in read_run(run_id).artifacts("callmonitor") if "calls-" in path]
     assert len(chunks) == 3
     assert load(run_id).calls(name) == 2500
+
+
+def test_in_a_run_threads_unsaveable_values_and_children(tmp_path, empty_store):
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "mlflow.db").write_bytes(empty_store.read_bytes())
+    (tmp_path / "work.py").write_text(textwrap.dedent('''
+        import threading
+        from pypads.callmonitor import intercept
+        @intercept
+        def work(thread, i, lock=None):
+            return thread * 1000 + i
+        def child():
+            work(-1, 0)
+    '''))
+    environment = {key: value for key, value in os.environ.items() if key != "MLFLOW_TRACKING_URI"}
+    environment["PYPADS_HOME"] = str(tmp_path / "home")
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent('''
+        import multiprocessing, os, sys, threading
+        sys.path.insert(0, os.getcwd())
+        from pypads import PyPads
+        from work import work, child
+        if __name__ == "__main__":
+            tracker = PyPads(name="calls")
+            threads = [threading.Thread(target=lambda t=t: [work(t, i) for i in range(500)]) for t in range(8)]
+            [t.start() for t in threads]
+            [t.join() for t in threads]
+            work(9, 9, lock=threading.Lock())
+            process = multiprocessing.get_context("spawn").Process(target=child)
+            process.start(); process.join()
+            print(tracker.run_id, process.pid)
+    ''')], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    run_id, child_pid = result.stdout.split()
+    db = load(run_id, tracking_uri=f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
+    assert db.calls("work") == 4001
+    assert {db.get_result("work", n) for n in range(1, 4002)} == {t * 1000 + i for t in range(8) for i in range(500)} | {9009}
+    lock = db.get("work", 4001)[1]["lock"]
+    assert isinstance(lock, Unsaved) and "lock" in lock.type
+    assert load(tmp_path / f"call-monitor-tid={child_pid}").get("work", 1) == ([-1, 0], {})

@@ -131,3 +131,34 @@ def test_forked_child_exit_does_not_end_the_parents_run(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "RUNNING"
     assert only_run(store_of(tmp_path)).status == "FINISHED"
+
+
+def test_sigkill_loses_nothing_the_next_pypads_recovers_the_journal(tmp_path):
+    code = PRELUDE.replace('PyPads(name="lifecycle")', 'PyPads(name="lifecycle", config={"events": {'
+                           '"metric": {"on": ["pypads_metric"]}, "parameters": {"on": ["pypads_fit"]},'
+                           '"calls": {"on": ["pypads_predict"]}}})') + (
+        "from sklearn import metrics\n"
+        "model = DecisionTreeClassifier(max_depth=3).fit(X, y)\n"
+        "for i in range(200):\n"
+        "    metrics.accuracy_score(y, model.predict(X))\n"
+        "print(tracker.run_id, flush=True)\n"
+        "import os, signal\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    killed = run_script(code, tmp_path)
+    assert killed.returncode == -signal.SIGKILL
+    run_id = killed.stdout.strip()
+    journal = tmp_path / "home" / "journal" / run_id
+    assert journal.is_dir()
+
+    later = run_script("from pypads import PyPads\nPyPads(name='later').end_run()\n", tmp_path)
+    assert later.returncode == 0, later.stderr
+    assert not journal.exists()
+    from conftest import RunView
+    from pypads.callmonitor import load
+
+    run = RunView(store_of(tmp_path), run_id)
+    assert run.status == "KILLED"
+    assert run.params["DecisionTreeClassifier_1.max_depth"] == "3"
+    assert [step for step, _ in run.metric_history("accuracy_score")] == list(range(1, 201))
+    assert load(run_id, tracking_uri=store_of(tmp_path)).calls("DecisionTreeClassifier.predict") == 200
