@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from pypads.callmonitor import CallRecorder
+from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
 from pypads.loggers import Cpu, Disk, Input, Log, LogInit, Metric, Output, Parameters, Ram, WriteFormats
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -21,6 +22,12 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "recursion_identity": False,
     "recursion_depth": -1,
     "log_on_failure": True,
+    # Loggers switched off by name (event loggers and pre-run loggers alike).
+    "disabled": [],
+    # Environment variables that may be logged (as tags pypads.env.<NAME>): none by default.
+    "env_allowlist": [],
+    # Replace hostname, IP and MAC address by salted pseudonyms, for runs to be published.
+    "pseudonymize": False,
 }
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {
@@ -34,3 +41,5 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}
     "calls": CallRecorder(),
 }
+
+__all__ = ["DEFAULT_CONFIG", "DEFAULT_INIT_RUN_FNS", "DEFAULT_LOGGING_FNS"]

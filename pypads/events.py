@@ -41,6 +41,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "recursion_identity": {"type": "boolean"},
         "recursion_depth": {"type": "integer", "minimum": -1},
         "log_on_failure": {"type": "boolean"},
+        "disabled": {"type": "array", "items": {"type": "string"}},
+        "env_allowlist": {"type": "array", "items": {"type": "string"}},
+        "pseudonymize": {"type": "boolean"},
     },
 }
 
@@ -95,6 +98,8 @@ class EventTable:
                 raise ConfigError(f"config: at $.events.{event}: unknown event {event!r} (known events: {known})")
             options = spec.get("with", {})
             for logger in loggers[event]:
+                if logger.name in config.get("disabled", ()):
+                    continue
                 merged = {**logger.options, **logger.check_options(options, f"config: at $.events.{event}.with")}
                 for hook in spec["on"]:
                     self._by_hook.setdefault(hook, []).append(Handler(event, logger, merged))

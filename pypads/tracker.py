@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import secrets
 import sys
 import traceback
 import warnings
@@ -24,14 +25,15 @@ from mlflow.tracking._tracking_service import utils as tracking_utils
 
 from pypads.calls import CallSite, Session
 from pypads.context import RunContext, active_run, set_active_run
-from pypads.defaults import DEFAULT_CONFIG, DEFAULT_LOGGING_FNS
+from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.errors import ConfigError
 from pypads.events import EventTable, merge_config, merge_logging_fns
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher
-from pypads.store import Store, default_experiment_name, ensure_experiment, resolve_store
+from pypads.run_loggers import RunLogger, RunSettings
+from pypads.store import Store, default_experiment_name, ensure_experiment, pypads_home, resolve_store
 from pypads.journal import Journal
 from pypads.writer import Writer, recover
 
@@ -86,7 +88,8 @@ class PyPads:
         self.config = merge_config(DEFAULT_CONFIG, config)
         self.events = EventTable(self.config, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
         self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
-        self.init_run_fns = _check_run_functions(init_run_fns)
+        self.init_run_fns = _check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
+        _check_disabled(self.config["disabled"], self.init_run_fns, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
 
         global _active
         if _active is not None:
@@ -179,14 +182,21 @@ class PyPads:
         self.end_run(status)
 
     def _run_init_functions(self) -> None:
+        run = self.session.run
+        if run is None:
+            return
+        settings = RunSettings.from_config(self.config, _salt())
         for function in self.init_run_fns:
+            name = function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
+            if name in self.config["disabled"]:
+                continue
             try:
-                function(self)
+                if isinstance(function, RunLogger):
+                    function.log(run, settings)
+                else:
+                    function(self)
             except Exception as error:
-                run = self.session.run
-                name = getattr(function, "__name__", repr(function))
-                if run is not None:
-                    run.logger_failed(name, "run start", error)
+                run.logger_failed(name, "run start", error)
 
     # --- patching ---------------------------------------------------------------------
     def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
@@ -282,12 +292,32 @@ def _recover_left_behind() -> None:
         warnings.warn(f"pypads could not recover a journal left by an earlier process: {error}", stacklevel=3)
 
 
-def _check_run_functions(functions: Iterable[RunFunction] | None) -> list[RunFunction]:
-    checked = list(functions or ())
+def _check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[RunLogger | RunFunction]:
+    checked = list(functions)
     for function in checked:
-        if not callable(function):
-            raise ConfigError(f"init_run_fns: {function!r} is not callable")
+        if not isinstance(function, RunLogger) and not callable(function):
+            raise ConfigError(f"init_run_fns: {function!r} is neither a RunLogger nor callable")
     return checked
+
+
+def _check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Any]]) -> None:
+    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
+    known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
+    for name in disabled:
+        if name not in known:
+            raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
+
+
+def _salt() -> str:
+    """A random salt kept in PYPADS_HOME, so pseudonyms are stable on this machine
+    and cannot be reversed by hashing guesses elsewhere."""
+    path = pypads_home() / "salt"
+    try:
+        return path.read_text()
+    except OSError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_hex(16))
+        return path.read_text()
 
 
 def _store_for(uri: str | None) -> Store:

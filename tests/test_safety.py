@@ -47,7 +47,7 @@ class Recorder(Logger):
         ({"config": {"recursion_depth": "deep"}}, "$.recursion_depth"),
         ({"logging_fns": {"parameters": print}}, "logging_fns['parameters']"),
         ({"logging_fns": {"hardware": {1, 2}}}, "is not a pypads logger"),
-        ({"init_run_fns": [42]}, "init_run_fns: 42 is not callable"),
+        ({"init_run_fns": [42]}, "init_run_fns: 42 is neither a RunLogger nor callable"),
     ],
 )
 def test_bad_input_is_one_clear_error_before_anything_changes(kwargs, message, store_uri):

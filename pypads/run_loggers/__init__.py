@@ -1,0 +1,16 @@
+"""Pre-run loggers: run once when the run starts (``init_run_fns``)."""
+
+from pypads.run_loggers.base import RunLogger, RunSettings
+from pypads.run_loggers.environment import IConsole, IPackages
+from pypads.run_loggers.git import IGit
+from pypads.run_loggers.system import ICpu, IDisk, IEnvironment, IMacAddress, IPid, IRam, ISocketInfo, ISystem
+
+DEFAULT_INIT_RUN_FNS: tuple[RunLogger, ...] = (
+    IGit(), ISystem(), ICpu(), IRam(), IDisk(), IPid(), ISocketInfo(), IMacAddress(),
+    IEnvironment(), IPackages(), IConsole(),
+)
+
+__all__ = [
+    "DEFAULT_INIT_RUN_FNS", "ICpu", "IConsole", "IDisk", "IEnvironment", "IGit", "IMacAddress",
+    "IPackages", "IPid", "IRam", "ISocketInfo", "ISystem", "RunLogger", "RunSettings",
+]

@@ -1,0 +1,79 @@
+"""What users of other trackers get with no code: the exact packages and the console."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from importlib import metadata
+from typing import Any, TextIO
+
+from pypads.context import RunContext
+from pypads.run_loggers.base import RunLogger, RunSettings
+
+MAX_CONSOLE_BYTES = 5_000_000
+
+
+class IPackages(RunLogger):
+    """``environment/requirements.txt``: every distribution of the running interpreter
+    with its exact version (``name==version``), and the tag ``pypads.python.executable``."""
+
+    def log(self, run: RunContext, settings: RunSettings) -> None:
+        pins = sorted({f"{dist.metadata['Name']}=={dist.version}" for dist in metadata.distributions()
+                       if dist.metadata["Name"]}, key=str.lower)
+        run.writer.log_text("environment/requirements.txt", "\n".join(pins) + "\n")
+        run.writer.set_tags({"pypads.python.executable": sys.executable})
+
+
+class _Tee:
+    """A stream that writes through to the original and keeps a capped copy."""
+
+    def __init__(self, original: TextIO, limit: int) -> None:
+        self.original = original
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.cut = False
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        written = self.original.write(text)
+        with self._lock:
+            if self.size < self.limit:
+                kept = text[: self.limit - self.size]
+                self.parts.append(kept)
+                self.size += len(kept)
+                self.cut = self.cut or len(kept) < len(text)
+            else:
+                self.cut = True
+        return written
+
+    def flush(self) -> None:
+        self.original.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+    def text(self) -> str:
+        with self._lock:
+            return "".join(self.parts) + ("\n[pypads: console output cut at the size cap]\n" if self.cut else "")
+
+
+class IConsole(RunLogger):
+    """``console/stdout.txt`` and ``console/stderr.txt``: what the script printed while
+    the run was tracked (capped at ``max_bytes`` characters each), written when the run
+    ends — normally, by an exception or a signal."""
+
+    def __init__(self, max_bytes: int = MAX_CONSOLE_BYTES) -> None:
+        self.max_bytes = max_bytes
+
+    def log(self, run: RunContext, settings: RunSettings) -> None:
+        tees = {"stdout": _Tee(sys.stdout, self.max_bytes), "stderr": _Tee(sys.stderr, self.max_bytes)}
+        sys.stdout, sys.stderr = tees["stdout"], tees["stderr"]  # type: ignore[assignment]
+
+        def finish() -> None:
+            for stream_name, tee in tees.items():
+                if getattr(sys, stream_name) is tee:
+                    setattr(sys, stream_name, tee.original)
+                run.writer.log_text(f"console/{stream_name}.txt", tee.text())
+
+        run.on_end(finish)

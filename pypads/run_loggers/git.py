@@ -1,0 +1,56 @@
+"""IGit: which code ran — commit, branch, remote, and the uncommitted changes.
+
+It only reads: no ``git init``, no commit, no change to the index (the original PyPads
+committed users' files).
+"""
+
+from __future__ import annotations
+
+import os
+
+import git
+from loguru import logger
+
+from pypads.context import RunContext
+from pypads.run_loggers.base import RunLogger, RunSettings
+from pypads.run_loggers.privacy import redact_url
+
+MAX_DIFF_BYTES = 1_000_000
+LOG_ENTRIES = 20
+
+
+class IGit(RunLogger):
+    """Tags ``pypads.git.commit``, ``.branch``, ``.remote`` (credentials stripped),
+    ``.dirty``; artifacts ``git/uncommitted.patch`` (the diff against HEAD, capped at
+    ``max_diff_bytes``) and ``git/log.txt`` (the last commits). Outside a repository
+    it logs one info line and nothing else."""
+
+    def __init__(self, max_diff_bytes: int = MAX_DIFF_BYTES) -> None:
+        self.max_diff_bytes = max_diff_bytes
+
+    def log(self, run: RunContext, settings: RunSettings) -> None:
+        try:
+            repository = git.Repo(os.getcwd(), search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            logger.info("pypads: {} is not in a git repository; IGit logs nothing", os.getcwd())
+            return
+        with repository:
+            self._log(repository, run)
+
+    def _log(self, repository: git.Repo, run: RunContext) -> None:
+        tags = {"pypads.git.dirty": str(repository.is_dirty(untracked_files=True))}
+        if repository.head.is_valid():
+            tags["pypads.git.commit"] = repository.head.commit.hexsha
+            log = repository.git.log(f"-{LOG_ENTRIES}", "--format=%H %ad %an: %s", "--date=iso")
+            run.writer.log_text("git/log.txt", redact_url(log) + "\n")
+        tags["pypads.git.branch"] = "(detached)" if repository.head.is_detached else repository.active_branch.name
+        remotes = {remote.name: redact_url(next(remote.urls, "")) for remote in repository.remotes}
+        if remotes:
+            tags["pypads.git.remote"] = remotes.get("origin") or next(iter(remotes.values()))
+        run.writer.set_tags(tags)
+        diff = repository.git.diff("HEAD") if repository.head.is_valid() else repository.git.diff("--cached")
+        if diff:
+            data = diff.encode()
+            if len(data) > self.max_diff_bytes:
+                data = data[: self.max_diff_bytes] + b"\n# pypads: diff cut at max_diff_bytes\n"
+            run.writer.log_bytes("git/uncommitted.patch", data)

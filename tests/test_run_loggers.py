@@ -1,0 +1,130 @@
+"""Pre-run loggers in a real subprocess, in a real git repository, and secrets kept out."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from conftest import only_run, script_environment
+from pypads.run_loggers.privacy import redact_argv, redact_url
+
+SECRET = "s3cr3t-T0KEN-4242"
+SCRIPT = """
+import sys
+from pypads import PyPads
+PyPads(name="run-loggers", config={"env_allowlist": ["PYPADS_VISIBLE"]})
+from sklearn import datasets
+from sklearn.tree import DecisionTreeClassifier
+X, y = datasets.load_iris(return_X_y=True)
+DecisionTreeClassifier(max_depth=2).fit(X, y)
+print("hello from the script")
+print("and a warning", file=sys.stderr)
+"""
+
+
+def git(repository: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repository, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repository(tmp_path, empty_store):
+    work = tmp_path / "project"
+    work.mkdir()
+    git(work, "init", "-q", "-b", "main")
+    git(work, "config", "user.email", "ds@example.org")
+    git(work, "config", "user.name", "Data Scientist")
+    (work / "train.py").write_text(SCRIPT)
+    (work / "notes.txt").write_text("first line\n")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "first commit")
+    git(work, "remote", "add", "origin", f"https://ds:{SECRET}@git.example.org/team/project.git")
+    (work / "notes.txt").write_text("first line\nan uncommitted change\n")
+    (tmp_path / "home").mkdir()
+    shutil.copyfile(empty_store, tmp_path / "home" / "mlflow.db")
+    return work
+
+
+def run_train(repository: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    environment = {**script_environment(tmp_path), "MY_API_TOKEN": SECRET, "PYPADS_VISIBLE": "shown"}
+    return subprocess.run([sys.executable, "train.py", *argv], cwd=repository, env=environment,
+                          capture_output=True, text=True, timeout=180)
+
+
+def test_pre_run_loggers_in_a_git_repository(repository, tmp_path):
+    head_before, status_before = git(repository, "rev-parse", "HEAD"), git(repository, "status", "--porcelain")
+    result = run_train(repository, tmp_path, "--password", SECRET, f"--token={SECRET}")
+    assert result.returncode == 0, result.stderr
+    assert "hello from the script" in result.stdout  # the console still shows it
+    run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
+    tags = run.tags
+
+    assert tags["pypads.git.commit"] == head_before.strip()
+    assert tags["pypads.git.branch"] == "main" and tags["pypads.git.dirty"] == "True"
+    assert tags["pypads.git.remote"] == "https://***@git.example.org/team/project.git"
+    assert "+an uncommitted change" in run.artifact_text("git/uncommitted.patch")
+    assert "first commit" in run.artifact_text("git/log.txt")
+    # IGit only reads: same HEAD, same status, no new repository state
+    assert git(repository, "rev-parse", "HEAD") == head_before
+    assert git(repository, "status", "--porcelain") == status_before
+
+    for key in ("pypads.system.os", "pypads.system.python", "pypads.system.hostname", "pypads.cpu.cores",
+                "pypads.ram.total_gb", "pypads.disk.total_gb", "pypads.process.pid", "pypads.network.hostname",
+                "pypads.network.ip", "pypads.network.mac"):
+        assert tags.get(key), key
+    assert tags["pypads.env.PYPADS_VISIBLE"] == "shown"
+    assert not any(key.startswith("pypads.env.") and key != "pypads.env.PYPADS_VISIBLE" for key in tags)
+    assert "--password ***" in tags["pypads.process.command"] and "--token=***" in tags["pypads.process.command"]
+
+    requirements = run.artifact_text("environment/requirements.txt").splitlines()
+    assert f"scikit-learn=={metadata.version('scikit-learn')}" in requirements
+    assert "hello from the script" in run.artifact_text("console/stdout.txt")
+    assert "and a warning" in run.artifact_text("console/stderr.txt")
+
+    # the secret is nowhere in the run: params, tags, metrics, artifacts
+    everything = [*run.params.items(), *tags.items(), *map(str, run.metrics.items())]
+    assert not [item for item in everything if SECRET in str(item)]
+    assert not [path for path in run.artifacts() if SECRET in run.artifact_text(path)]
+
+
+def test_pseudonymize_and_disable_by_name(repository, tmp_path):
+    (repository / "train.py").write_text(SCRIPT.replace(
+        'config={"env_allowlist": ["PYPADS_VISIBLE"]}', 'config={"pseudonymize": True, "disabled": ["IGit", "IPackages"]}'))
+    result = run_train(repository, tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
+    import platform
+
+    for key in ("pypads.system.hostname", "pypads.network.hostname", "pypads.network.ip", "pypads.network.mac"):
+        assert run.tags[key].startswith("anon-"), key
+    assert platform.node() not in str(run.tags.values())
+    assert not any(key.startswith("pypads.git.") for key in run.tags)
+    assert "environment/requirements.txt" not in run.artifacts()
+
+
+def test_outside_a_repository_igit_logs_nothing(tmp_path, make_tracker, read_run, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    tracker = make_tracker()
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert not any(key.startswith("pypads.git.") for key in run.tags)
+    assert "pypads.failure.IGit" not in run.tags
+
+
+def test_unknown_disabled_name_is_refused(store_uri):
+    from pypads import ConfigError, PyPads
+
+    with pytest.raises(ConfigError, match="unknown logger 'IGti'"):
+        PyPads(uri=store_uri, config={"disabled": ["IGti"]})
+
+
+def test_redaction_rules():
+    assert redact_url("ssh://git:pw@host/x and https://tok@h/y") == "ssh://***@host/x and https://***@h/y"
+    assert redact_argv(["train.py", "--api-key", "k", "--lr", "0.1", "--secret=x", "-p", "1"]) == \
+        ["train.py", "--api-key", "***", "--lr", "0.1", "--secret=***", "-p", "1"]
