@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pypads.callmonitor import CallRecorder
+from pypads.loggers import (
+    Cpu, Disk, Input, Log, LogInit, Metric, Output, Parameters, PipelineTracker, Ram, WriteFormats,
+)
 from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
-from pypads.loggers import Cpu, Disk, Input, Log, LogInit, Metric, Output, Parameters, Ram, WriteFormats
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "events": {
@@ -37,6 +39,7 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "hardware": {Cpu(), Ram(), Disk()},
     "metric": Metric(),
     "log": Log(),
+    "pipeline": PipelineTracker(_pypads_pipeline_type="normal", _pypads_pipeline_args=False),
     "init": LogInit(),
     # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}
     "calls": CallRecorder(),

@@ -20,7 +20,7 @@ from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
 
 # Events of the seed whose loggers come with later work: naming them is not an error.
-RESERVED_EVENTS = frozenset({"pipeline", "autolog"})
+RESERVED_EVENTS = frozenset({"autolog"})
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -256,3 +256,26 @@ def test_deactivate_restores_the_tracking_uri(make_tracker):
     before = (mlflow.get_tracking_uri(), os.environ.get("MLFLOW_TRACKING_URI"))
     make_tracker().deactivate()
     assert (mlflow.get_tracking_uri(), os.environ.get("MLFLOW_TRACKING_URI")) == before
+
+
+def test_pipeline_graph_has_nodes_and_data_edges(make_tracker, read_run, tmp_path):
+    import json
+
+    tracker = make_tracker()
+    pipeline = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression(max_iter=500))]).fit(X, y)
+    metrics.accuracy_score(y, pipeline.predict(X))
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    graph = json.loads(run.artifact_text("pipeline/graph.json"))
+    calls = {node["id"]: node["call"] for node in graph["nodes"]}
+    assert [calls[i] for i in sorted(calls)][:5] == [
+        "Pipeline.fit", "StandardScaler.fit_transform", "StandardScaler.fit", "StandardScaler.transform", "LogisticRegression.fit"
+    ]
+    data = {(calls[edge["from"]], calls[edge["to"]], edge["argument"]) for edge in graph["edges"] if edge["kind"] == "data"}
+    assert ("StandardScaler.fit_transform", "LogisticRegression.fit", "X") in data
+    assert ("Pipeline.fit", "Pipeline.predict", "instance") in data
+    assert ("Pipeline.predict", "accuracy_score", "y_pred") in data
+    assert ("StandardScaler.transform", "LogisticRegression.predict", "X") in data
+    png = run.client.download_artifacts(run_id, "pipeline/graph.png", str(tmp_path))
+    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"

@@ -5,6 +5,7 @@ from pypads.loggers.debug import Log, LogInit
 from pypads.loggers.hardware import Cpu, Disk, Ram
 from pypads.loggers.metric import Metric
 from pypads.loggers.parameters import Parameters
+from pypads.loggers.pipeline import PipelineTracker
 from pypads.loggers.serialize import WriteFormats
 from pypads.loggers.values import Input, Output
 
@@ -18,6 +19,7 @@ __all__ = [
     "Metric",
     "Output",
     "Parameters",
+    "PipelineTracker",
     "Ram",
     "WriteFormats",
 ]

@@ -1,0 +1,189 @@
+"""PipelineTracker: the run's tracked calls as a graph, with the data flowing between them.
+
+Nodes are calls (which function or method, on which instance, its call number and
+depth). Edges are the order of calls, the nesting of calls, and the data flow: an
+argument (or the instance) that is the very object an earlier call returned. Outputs
+are remembered by identity through weak references only, so the tracker keeps no user
+data alive; values that cannot be weakly referenced (numbers, tuples) make no edges.
+
+At run end it writes ``pipeline/graph.json`` and ``pipeline/graph.png`` — a picture in
+which calls of the same kind in the same place (a grid search's fits) are one box with
+a count, so that it stays readable however many calls there were.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: draw to files only
+import matplotlib.pyplot as plt  # noqa: E402
+
+from pypads.calls import Call  # noqa: E402
+from pypads.context import RunContext  # noqa: E402
+from pypads.loggers.base import Logger  # noqa: E402
+from pypads.loggers.values import named_arguments  # noqa: E402
+
+HOOK_KINDS = {"pypads_fit": "fit", "pypads_predict": "predict", "pypads_transform": "transform", "pypads_metric": "metric"}
+
+
+class _Graph:
+    """The graph of one run, filled while calls happen."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.nodes: list[dict[str, Any]] = []
+        self.edges: list[dict[str, Any]] = []
+        self.producers: dict[int, tuple[weakref.ref[Any], int]] = {}
+        self.instances: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self.counts: dict[str, int] = {}
+
+    def instance_label(self, instance: Any) -> str | None:
+        if instance is None:
+            return None
+        try:
+            label = self.instances.get(instance)
+            if label is None:
+                kind = type(instance).__name__
+                self.counts[kind] = self.counts.get(kind, 0) + 1
+                label = self.instances[instance] = f"{kind}#{self.counts[kind]}"
+            return label
+        except TypeError:  # not weakly referenceable or not hashable
+            return f"{type(instance).__name__}@{id(instance):x}"
+
+    def producer_of(self, value: Any) -> int | None:
+        entry = self.producers.get(id(value))
+        if entry is None:
+            return None
+        reference, node = entry
+        return node if reference() is value else None
+
+    def produced(self, value: Any, node: int) -> None:
+        try:
+            reference = weakref.ref(value, lambda _, key=id(value): self.producers.pop(key, None))
+        except TypeError:
+            return
+        self.producers[id(value)] = (reference, node)
+
+
+class PipelineTracker(Logger):
+    """Options (the seed's): ``pipeline_type`` (``"normal"``) and ``pipeline_args``
+    (``True`` also stores each call's argument names on its node)."""
+
+    defaults = {"pipeline_type": "normal", "pipeline_args": False}
+
+    def _graph(self, run: RunContext) -> _Graph:
+        state = run.state(self)
+        graph = state.get("graph")
+        if graph is None:
+            graph = state["graph"] = _Graph()
+            run.on_end(lambda: write_graph(run, graph))
+        return graph
+
+    def pre(self, call: Call, options: Mapping[str, Any]) -> None:
+        graph = self._graph(call.run)
+        arguments = named_arguments(call)
+        with graph.lock:
+            node = {
+                "id": call.order, "call": call.name, "kinds": sorted(HOOK_KINDS.get(h, h) for h in call.hooks),
+                "instance": graph.instance_label(call.instance), "number": call.number, "depth": call.depth,
+                "parent": _tracked_parent(call),
+            }
+            if options["pipeline_args"]:
+                node["arguments"] = sorted(arguments)
+            previous = graph.nodes[-1]["id"] if graph.nodes else None
+            graph.nodes.append(node)
+            if previous is not None:
+                graph.edges.append({"from": previous, "to": call.order, "kind": "order"})
+            if node["parent"] is not None:
+                graph.edges.append({"from": node["parent"], "to": call.order, "kind": "nested"})
+            sources = [("instance", call.instance)] if call.instance is not None else []
+            for name, value in [*sources, *arguments.items()]:
+                producer = graph.producer_of(value)
+                if producer is not None and producer != call.order:
+                    graph.edges.append({"from": producer, "to": call.order, "kind": "data", "argument": name})
+
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        if call.exception is not None:
+            return
+        graph = self._graph(call.run)
+        with graph.lock:
+            graph.produced(call.result, call.order)
+
+
+def _tracked_parent(call: Call) -> int | None:
+    parent = call.parent
+    while parent is not None and not parent.tracked:
+        parent = parent.parent
+    return parent.order if parent is not None else None
+
+
+def write_graph(run: RunContext, graph: _Graph) -> None:
+    with graph.lock:
+        document = {"nodes": list(graph.nodes), "edges": list(graph.edges)}
+    run.writer.log_bytes("pipeline/graph.json", json.dumps(document, indent=2).encode())
+    if document["nodes"]:
+        run.writer.log_bytes("pipeline/graph.png", draw(document))
+
+
+def summarize(nodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[int, int]]:
+    """One box per kind of call in its place (same function, same depth, same kind of
+    parent), with how many calls it stands for: a grid search's 50 fits are one box."""
+    call_of = {node["id"]: node["call"] for node in nodes}
+    boxes: list[dict[str, Any]] = []
+    index_of: dict[tuple[Any, ...], int] = {}
+    box_of: dict[int, int] = {}
+    for node in nodes:
+        key = (node["depth"], node["call"], call_of.get(node["parent"]))
+        if key not in index_of:
+            index_of[key] = len(boxes)
+            boxes.append({"call": node["call"], "depth": node["depth"], "count": 0, "parent": None})
+        box = index_of[key]
+        boxes[box]["count"] += 1
+        box_of[node["id"]] = box
+        if node["parent"] in box_of:
+            boxes[box]["parent"] = box_of[node["parent"]]
+    return boxes, box_of
+
+
+def draw(document: Mapping[str, Any]) -> bytes:
+    """Rows by nesting depth, boxes in order of first call, grey lines to the calling
+    box, red arrows for data flow."""
+    boxes, box_of = summarize(list(document["nodes"]))
+    rows: dict[int, list[int]] = {}
+    for index, box in enumerate(boxes):
+        rows.setdefault(box["depth"], []).append(index)
+    widest = max(len(row) for row in rows.values())
+    position = {index: (column - (len(row) - 1) / 2, -depth) for depth, row in rows.items() for column, index in enumerate(row)}
+    figure, axes = plt.subplots(figsize=(min(max(6.0, 2.2 * widest), 40.0), 1.2 + 1.5 * len(rows)), dpi=100)
+    for index, box in enumerate(boxes):
+        if box["parent"] is not None:
+            (x0, y0), (x1, y1) = position[box["parent"]], position[index]
+            axes.plot([x0, x1], [y0, y1], color="#bbbbbb", linewidth=0.8, zorder=1)
+    drawn = set()
+    for edge in document["edges"]:
+        start, end = box_of.get(edge["from"]), box_of.get(edge["to"])
+        if edge["kind"] != "data" or start is None or end is None or start == end or (start, end) in drawn:
+            continue
+        drawn.add((start, end))
+        axes.annotate("", xy=position[end], xytext=position[start], zorder=2,
+                      arrowprops={"arrowstyle": "->", "color": "#c0392b", "connectionstyle": "arc3,rad=0.2"})
+    for index, box in enumerate(boxes):
+        label = box["call"].replace(".", ".\n", 1) + (f"\n×{box['count']}" if box["count"] > 1 else "")
+        axes.text(*position[index], label, ha="center", va="center", fontsize=8, zorder=3,
+                  bbox={"boxstyle": "round", "facecolor": "#dde8f7" if box["depth"] == 0 else "#f5f5f5"})
+    half = (widest - 1) / 2
+    axes.set_xlim(-half - 0.7, half + 0.7)
+    axes.set_ylim(-(len(rows) - 1) - 0.6, 0.6)
+    axes.axis("off")
+    axes.set_title("pypads pipeline: calls by nesting depth (×N: N calls), data flow in red", fontsize=9)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()
