@@ -128,3 +128,19 @@ def test_redaction_rules():
     assert redact_url("ssh://git:pw@host/x and https://tok@h/y") == "ssh://***@host/x and https://***@h/y"
     assert redact_argv(["train.py", "--api-key", "k", "--lr", "0.1", "--secret=x", "-p", "1"]) == \
         ["train.py", "--api-key", "***", "--lr", "0.1", "--secret=***", "-p", "1"]
+
+
+def test_hardware_sampler_logs_metrics_over_time_and_stops(make_tracker, read_run):
+    import threading
+    import time
+
+    from pypads.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
+
+    tracker = make_tracker(init_run_fns=[*DEFAULT_INIT_RUN_FNS, HardwareSampler(interval=0.05)])
+    time.sleep(0.6)
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert not any(thread.name == "pypads-hardware-sampler" for thread in threading.enumerate())
+    history = read_run(run_id).metric_history("process.rss_mb")
+    assert len(history) >= 3 and [step for step, _ in history] == list(range(1, len(history) + 1))
+    assert all(value > 10 for _, value in history)

@@ -3,6 +3,7 @@
 from pypads.run_loggers.base import RunLogger, RunSettings
 from pypads.run_loggers.environment import IConsole, IPackages
 from pypads.run_loggers.git import IGit
+from pypads.run_loggers.sampler import HardwareSampler
 from pypads.run_loggers.system import ICpu, IDisk, IEnvironment, IMacAddress, IPid, IRam, ISocketInfo, ISystem
 
 DEFAULT_INIT_RUN_FNS: tuple[RunLogger, ...] = (
@@ -11,6 +12,6 @@ DEFAULT_INIT_RUN_FNS: tuple[RunLogger, ...] = (
 )
 
 __all__ = [
-    "DEFAULT_INIT_RUN_FNS", "ICpu", "IConsole", "IDisk", "IEnvironment", "IGit", "IMacAddress",
+    "DEFAULT_INIT_RUN_FNS", "HardwareSampler", "ICpu", "IConsole", "IDisk", "IEnvironment", "IGit", "IMacAddress",
     "IPackages", "IPid", "IRam", "ISocketInfo", "ISystem", "RunLogger", "RunSettings",
 ]
