@@ -6,7 +6,7 @@ from typing import Any
 
 from pypads.callmonitor import CallRecorder
 from pypads.loggers import (
-    Cpu, Disk, Input, Log, LogInit, Metric, Output, Parameters, PipelineTracker, Ram, WriteFormats,
+    Cpu, Disk, Input, Log, LogInit, Metric, MlflowAutologger, Output, Parameters, PipelineTracker, Ram, WriteFormats,
 )
 from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
 
@@ -39,6 +39,7 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "hardware": {Cpu(), Ram(), Disk()},
     "metric": Metric(),
     "log": Log(),
+    "autolog": MlflowAutologger(),
     "pipeline": PipelineTracker(_pypads_pipeline_type="normal", _pypads_pipeline_args=False),
     "init": LogInit(),
     # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}

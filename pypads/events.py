@@ -19,9 +19,6 @@ from pypads.calls import Handler
 from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
 
-# Events of the seed whose loggers come with later work: naming them is not an error.
-RESERVED_EVENTS = frozenset({"autolog"})
-
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -92,9 +89,7 @@ class EventTable:
         self._by_hook: dict[str, list[Handler]] = {}
         for event, spec in config["events"].items():
             if event not in loggers:
-                if event in RESERVED_EVENTS:
-                    continue
-                known = ", ".join(sorted(set(loggers) | RESERVED_EVENTS))
+                known = ", ".join(sorted(loggers))
                 raise ConfigError(f"config: at $.events.{event}: unknown event {event!r} (known events: {known})")
             options = spec.get("with", {})
             for logger in loggers[event]:
@@ -107,6 +102,14 @@ class EventTable:
     @property
     def hooks(self) -> frozenset[str]:
         return frozenset(self._by_hook)
+
+    def handlers(self) -> list[Handler]:
+        """Every handler once (a logger on several hooks of one event counts once)."""
+        unique: dict[tuple[str, int], Handler] = {}
+        for handlers in self._by_hook.values():
+            for handler in handlers:
+                unique.setdefault((handler.event, id(handler.logger)), handler)
+        return list(unique.values())
 
     @functools.lru_cache(maxsize=None)
     def handlers_for(self, hooks: frozenset[str]) -> tuple[Handler, ...]:

@@ -14,6 +14,7 @@ does not end its parent's run.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import signal
 import sys
@@ -83,6 +84,8 @@ class ExitHooks:
         if self._ours():
             status = KILLED if issubclass(kind, KeyboardInterrupt) else FAILED
             self._end(status, "".join(traceback.format_exception(kind, error, tb)))
+            if issubclass(kind, KeyboardInterrupt):
+                _mark_unhandled_keyboard_interrupt()
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         previous = self._previous_sigterm
@@ -94,3 +97,20 @@ class ExitHooks:
         else:  # SIG_DFL (or None: set from C): die of the signal, as without pypads
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.raise_signal(signal.SIGTERM)
+
+
+def _mark_unhandled_keyboard_interrupt() -> None:
+    """Make the interpreter exit by SIGINT again, as it does for an uncaught Ctrl-C.
+
+    CPython remembers an uncaught KeyboardInterrupt in a flag that decides, after
+    finalisation, to die of SIGINT (exit status -2/130). Running code through its
+    ``PyRun_*`` API clears that flag, and ending a run can do so indirectly (some
+    libraries' imports do). Raising KeyboardInterrupt once more through that same API,
+    with the excepthook silenced, sets the flag back.
+    """
+    previous = sys.excepthook
+    sys.excepthook = lambda *args: None
+    try:
+        ctypes.pythonapi.PyRun_SimpleString(b"raise KeyboardInterrupt")
+    finally:
+        sys.excepthook = previous

@@ -185,6 +185,11 @@ class PyPads:
         run = self.session.run
         if run is None:
             return
+        for handler in self.events.handlers():
+            try:
+                handler.logger.start(run, handler.options)
+            except Exception as error:
+                run.logger_failed(handler.logger.name, "run start", error)
         settings = RunSettings.from_config(self.config, _salt())
         for function in self.init_run_fns:
             name = function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))

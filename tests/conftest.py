@@ -92,9 +92,12 @@ class RunView:
             files.extend(self.artifacts(item.path) if item.is_dir else [item.path])
         return files
 
-    def artifact_text(self, path: str) -> str:
+    def artifact_bytes(self, path: str) -> bytes:
         local = mlflow.artifacts.download_artifacts(run_id=self.run_id, artifact_path=path, tracking_uri=self.uri)
-        return Path(local).read_text()
+        return Path(local).read_bytes()
+
+    def artifact_text(self, path: str) -> str:
+        return self.artifact_bytes(path).decode("utf-8")
 
 
 @pytest.fixture

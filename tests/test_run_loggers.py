@@ -89,7 +89,7 @@ def test_pre_run_loggers_in_a_git_repository(repository, tmp_path):
     # the secret is nowhere in the run: params, tags, metrics, artifacts
     everything = [*run.params.items(), *tags.items(), *map(str, run.metrics.items())]
     assert not [item for item in everything if SECRET in str(item)]
-    assert not [path for path in run.artifacts() if SECRET in run.artifact_text(path)]
+    assert not [path for path in run.artifacts() if SECRET.encode() in run.artifact_bytes(path)]
 
 
 def test_pseudonymize_and_disable_by_name(repository, tmp_path):
@@ -144,3 +144,22 @@ def test_hardware_sampler_logs_metrics_over_time_and_stops(make_tracker, read_ru
     history = read_run(run_id).metric_history("process.rss_mb")
     assert len(history) >= 3 and [step for step, _ in history] == list(range(1, len(history) + 1))
     assert all(value > 10 for _, value in history)
+
+
+def test_mlflow_autolog_writes_into_the_pypads_run(make_tracker, read_run):
+    from mlflow.tracking import MlflowClient
+    from sklearn import datasets
+    from sklearn.tree import DecisionTreeClassifier
+
+    tracker = make_tracker(config={"events": {"autolog": {"on": ["pypads_fit"]}, "parameters": {"on": ["pypads_fit"]}}})
+    X, y = datasets.load_iris(return_X_y=True)
+    DecisionTreeClassifier(max_depth=2).fit(X, y)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert "training_accuracy_score" in run.metrics  # written by MLflow's sklearn autolog
+    assert run.params["max_depth"] == "2" and run.params["DecisionTreeClassifier.max_depth"] == "2"
+    client = MlflowClient(run.uri)
+    assert len(client.search_runs([run.run.info.experiment_id])) == 1  # no run of its own
+    DecisionTreeClassifier(max_depth=3).fit(X, y)  # after the run: autolog is off again
+    assert len(client.search_runs([run.run.info.experiment_id])) == 1

@@ -96,11 +96,13 @@ class Sink:
         with self._lock:
             return next(self._counters.setdefault(name, itertools.count(1)))
 
-    def function_seen(self, name: str) -> bool:
+    def first_call(self, name: str, prepare: Callable[[], None]) -> None:
+        """Run ``prepare`` once per function, before any of its records is written:
+        other threads wait for it rather than write into a folder that is not there yet."""
         with self._lock:
-            seen = name in self._functions
-            self._functions.add(name)
-            return seen
+            if name not in self._functions:
+                prepare()
+                self._functions.add(name)
 
     def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
         raise NotImplementedError
@@ -131,9 +133,12 @@ class FolderSink(Sink):
 
     def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
         folder = self.root / name
-        if not self.function_seen(name):
+
+        def prepare() -> None:
             folder.mkdir(exist_ok=True)
             _write_atomically(folder / "function.json", json.dumps(describe_function(function)).encode())
+
+        self.first_call(name, prepare)
         for object_name, content in encoded.objects.items():
             self._store_object(object_name, content)
         if encoded.needs_folder:
@@ -191,8 +196,8 @@ class RunSink(Sink):
 
     def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
         writer = self.run.writer
-        if not self.function_seen(name):
-            writer.log_bytes(f"{RUN_FOLDER}/{name}/function.json", json.dumps(describe_function(function)).encode())
+        self.first_call(name, lambda: writer.log_bytes(
+            f"{RUN_FOLDER}/{name}/function.json", json.dumps(describe_function(function)).encode()))
         with self._lock:
             new_objects = [item for item in encoded.objects.items() if item[0] not in self._objects]
             self._objects.update(name for name, _ in new_objects)

@@ -1,5 +1,6 @@
 """The loggers pypads ships. Each is a small class with a pre and a post phase."""
 
+from pypads.loggers.autolog import MlflowAutologger
 from pypads.loggers.base import Logger
 from pypads.loggers.debug import Log, LogInit
 from pypads.loggers.hardware import Cpu, Disk, Ram
@@ -17,6 +18,7 @@ __all__ = [
     "Log",
     "LogInit",
     "Metric",
+    "MlflowAutologger",
     "Output",
     "Parameters",
     "PipelineTracker",

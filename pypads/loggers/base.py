@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pypads.calls import Call
+from pypads.context import RunContext
 from pypads.errors import ConfigError
 
 # The seed spells options as ``_pypads_<option>``; both spellings are accepted.
@@ -47,6 +48,9 @@ class Logger:
             known = ", ".join(sorted(self.defaults)) or "none"
             raise ConfigError(f"{where}: {self.name} has no option {unknown[0]!r} (its options: {known})")
         return normalised
+
+    def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
+        """Runs once when a run starts, for loggers whose event is on (most need nothing)."""
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> Any:
         """Runs before the original. Its return value is handed to :meth:`post`."""

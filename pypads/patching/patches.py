@@ -19,8 +19,8 @@ from typing import Any
 
 from pypads.calls import CallSite
 from pypads.mapping.model import HookRule, MappingEntry
-from pypads.patching.functions import FunctionPatches
-from pypads.patching.wrappers import wrap_class_attribute
+from pypads.patching.functions import FunctionPatches, can_track
+from pypads.patching.wrappers import wrap_class_attribute, wrap_function
 
 _MISSING = object()
 # Never wrapped: wrapping them would change how classes are built or compared.
@@ -41,6 +41,8 @@ class Patcher:
         self._patched_classes: set[type] = set()
         # (class, attribute, what it was or _MISSING, what pypads put there)
         self._class_patches: list[tuple[type, str, Any, Any]] = []
+        # (descriptor, attribute, original function, wrapper) for descriptors patched in place
+        self._object_patches: list[tuple[Any, str, Any, Any]] = []
         self._functions = FunctionPatches()
         self._unpatched: dict[int, Any] = {}  # class attribute wrapper -> what it wraps
         self._watched = self._prefixes(self._pending)
@@ -120,7 +122,10 @@ class Patcher:
             if owner is not cls and self._entries_for(owner) and self._hooks_of(owner, name, value) == hooks:
                 continue  # the owner is mapped itself and tracks this attribute already
             value = self._unpatched.get(id(value), value)
-            replacement = wrap_class_attribute(value, functools.partial(self._make_site, name, hooks))
+            make_site = functools.partial(self._make_site, name, hooks)
+            if owner is cls and self._patch_descriptor_function(value, make_site):
+                continue
+            replacement = wrap_class_attribute(value, make_site)
             if replacement is None:
                 continue
             previous = vars(cls).get(name, _MISSING)
@@ -130,6 +135,24 @@ class Patcher:
                 return
             self._unpatched[id(replacement)] = value
             self._class_patches.append((cls, name, previous, replacement))
+
+    def _patch_descriptor_function(self, descriptor: Any, make_site: Callable[[str], CallSite]) -> bool:
+        """Track a method descriptor in place by wrapping the function it holds (``fn`` of
+        scikit-learn's ``available_if``). The descriptor keeps deciding availability and
+        stays the very object in the class, so tools that patch it themselves (MLflow's
+        autolog patches ``fn``) still find what they expect."""
+        function = getattr(descriptor, "fn", None)
+        if isinstance(descriptor, types.FunctionType) or not isinstance(function, types.FunctionType):
+            return False
+        if not can_track(function):
+            return True  # a generator or coroutine: left alone, like everywhere else
+        replacement = wrap_function(function, make_site("instance"))
+        try:
+            descriptor.fn = replacement
+        except AttributeError:  # a read-only descriptor: the proxy will do
+            return False
+        self._object_patches.append((descriptor, "fn", function, replacement))
+        return True
 
     def _entries_for(self, cls: type) -> list[MappingEntry]:
         return [entry for klass in cls.__mro__ for entry in self._class_entries.get(klass, ())]
@@ -181,6 +204,10 @@ class Patcher:
     def restore(self) -> None:
         """Put back every original object and forget all patches."""
         self._functions.restore()
+        for descriptor, name, original, replacement in reversed(self._object_patches):
+            if getattr(descriptor, name, None) is replacement:
+                setattr(descriptor, name, original)
+        self._object_patches.clear()
         for cls, name, original, replacement in reversed(self._class_patches):
             if vars(cls).get(name, _MISSING) is not replacement:
                 # Someone wrapped our wrapper since (sklearn's set_output does, for classes
