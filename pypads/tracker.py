@@ -252,7 +252,7 @@ class PyPads:
         self._patcher.restore()
         if self._changed_uri:
             # set_tracking_uri also exported MLFLOW_TRACKING_URI to child processes: undo both.
-            mlflow.set_tracking_uri(self._previous_uri)
+            mlflow.set_tracking_uri(self._previous_uri)  # type: ignore[arg-type]  # None unsets it
             self._changed_uri = False
         if _active is self:
             _active = None

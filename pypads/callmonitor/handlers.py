@@ -65,7 +65,7 @@ class Registry:
     def handler_for(self, value: Any) -> type[Handler] | None:
         for kind in reversed(list(self._handlers)):
             if isinstance(value, kind):
-                if kind is np.ndarray and value.dtype == object:
+                if isinstance(value, np.ndarray) and value.dtype == object:
                     return None  # object arrays need pickle: they are not numpy's to save
                 return self._handlers[kind]
         return None

@@ -65,11 +65,16 @@ class _Graph:
         return node if reference() is value else None
 
     def produced(self, value: Any, node: int) -> None:
+        key = id(value)
+
+        def forget(_: object) -> None:
+            self.producers.pop(key, None)
+
         try:
-            reference = weakref.ref(value, lambda _, key=id(value): self.producers.pop(key, None))
-        except TypeError:
+            reference = weakref.ref(value, forget)
+        except TypeError:  # numbers, tuples…: no weak reference, no data edge
             return
-        self.producers[id(value)] = (reference, node)
+        self.producers[key] = (reference, node)
 
 
 class PipelineTracker(Logger):

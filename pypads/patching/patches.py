@@ -172,7 +172,7 @@ class Patcher:
                 own.__get__(None, cls)(**kwargs)
             patcher.patch_class(cls)
 
-        hook = classmethod(__init_subclass__)
+        hook: classmethod[Any, ..., None] = classmethod(__init_subclass__)
         try:
             type.__setattr__(base, "__init_subclass__", hook)
         except TypeError:  # an immutable type cannot have subclasses patched either
