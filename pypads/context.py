@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pypads.errors import LoggerFailure, LoggerWarning
+from pypads.mapping import MappingFile
 from pypads.writer import Writer
 
 STRICT_ENV = "PYPADS_STRICT"
@@ -28,9 +29,10 @@ class RunContext:
     loggers themselves stay stateless and can be shared between runs.
     """
 
-    def __init__(self, run_id: str, writer: Writer) -> None:
+    def __init__(self, run_id: str, writer: Writer, mappings: tuple[MappingFile, ...] = ()) -> None:
         self.run_id = run_id
         self.writer = writer
+        self.mappings = mappings  # for the provenance of what loggers write
         self._order = itertools.count(1)
         self._numbers: defaultdict[str, Iterator[int]] = defaultdict(lambda: itertools.count(1))
         self._states: dict[int, dict[str, Any]] = {}

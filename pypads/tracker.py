@@ -13,7 +13,6 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping
-from importlib import metadata
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,6 +30,7 @@ from pypads.events import EventTable, merge_config, merge_logging_fns
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.importer import PatchingFinder
+from pypads.provenance import pypads_version
 from pypads.patching.patches import Patcher
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import Store, default_experiment_name, ensure_experiment, pypads_home, resolve_store
@@ -148,8 +148,8 @@ class PyPads:
                           "continuing without tracking", stacklevel=3)
             return
         writer = Writer(self._client, run_id, Journal.create(run_id, self.store.tracking_uri))
-        writer.set_tags({"pypads.version": _version(), "pypads.mappings": self._mapping_summary()})
-        self.session.run = RunContext(run_id, writer)
+        writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": self._mapping_summary()})
+        self.session.run = RunContext(run_id, writer, tuple(self.mappings))
         set_active_run(self.session.run)
         self._exit_hooks.install()
 
@@ -344,8 +344,3 @@ def _explicit_mlflow_uri() -> str | None:
     return mlflow.get_tracking_uri() if callable(is_set) and is_set() else None
 
 
-def _version() -> str:
-    try:
-        return metadata.version("pypads")
-    except metadata.PackageNotFoundError:
-        return "unknown"

@@ -13,6 +13,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from pypads import Logger
 from pypads.loggers.serialize import WriteFormats, serialize
+from pypads.provenance import provenance
 from pypads.journal import Journal
 from pypads.writer import Writer
 
@@ -89,8 +90,9 @@ def test_custom_logger_sees_the_call(make_tracker):
 
 
 def test_serialize_text_and_unpicklable():
-    assert serialize(np.arange(3), WriteFormats.text, 1000) == ("txt", b"[0 1 2]")
-    extension, content = serialize(lambda: 1, WriteFormats.text, 1000)
+    origin = provenance("Test")
+    assert serialize(np.arange(3), WriteFormats.text, 1000, origin) == ("txt", b"[0 1 2]")
+    extension, content = serialize(lambda: 1, WriteFormats.text, 1000, origin)
     assert extension == "txt" and b"lambda" in content
 
 

@@ -35,6 +35,7 @@ from typing import Any
 from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.context import RunContext
+from pypads.provenance import provenance
 
 ROOT_NAME = "call-monitor"
 RUN_FOLDER = "callmonitor"
@@ -128,7 +129,7 @@ class FolderSink(Sink):
             except FileExistsError:
                 continue
         _write_atomically(root / "db.json", json.dumps(
-            {"format": FORMAT, "created": time.time(), "pid": os.getpid()}).encode())
+            {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "provenance": provenance("intercept")}).encode())
         return cls(root)
 
     def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
@@ -136,7 +137,7 @@ class FolderSink(Sink):
 
         def prepare() -> None:
             folder.mkdir(exist_ok=True)
-            _write_atomically(folder / "function.json", json.dumps(describe_function(function)).encode())
+            _write_atomically(folder / "function.json", json.dumps(describe_function(function, provenance("intercept"))).encode())
 
         self.first_call(name, prepare)
         for object_name, content in encoded.objects.items():
@@ -191,13 +192,15 @@ class RunSink(Sink):
         self._objects: set[str] = set()
         self._lines: dict[str, int] = {}
         run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(
-            {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "run_id": run.run_id}).encode())
+            {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "run_id": run.run_id,
+             "provenance": provenance("CallRecorder")}).encode())
         run.on_end(self.flush)
 
     def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
         writer = self.run.writer
+        origin = provenance("CallRecorder", self.run.mappings, function)
         self.first_call(name, lambda: writer.log_bytes(
-            f"{RUN_FOLDER}/{name}/function.json", json.dumps(describe_function(function)).encode()))
+            f"{RUN_FOLDER}/{name}/function.json", json.dumps(describe_function(function, origin)).encode()))
         with self._lock:
             new_objects = [item for item in encoded.objects.items() if item[0] not in self._objects]
             self._objects.update(name for name, _ in new_objects)

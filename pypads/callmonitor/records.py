@@ -138,12 +138,13 @@ def _type_name(value: Any) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
-def describe_function(function: Any) -> dict[str, Any]:
+def describe_function(function: Any, origin: dict[str, Any]) -> dict[str, Any]:
     """Name, argument names and JSON-safe defaults (keyword-only ones included)."""
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):
-        return {"module": function.__module__, "qualname": function.__qualname__, "args": [], "defaults": {}}
+        return {"format": FORMAT, "module": function.__module__, "qualname": function.__qualname__, "args": [],
+                "defaults": {}, "provenance": origin}
     names, defaults, kinds = [], {}, {}
     for parameter in signature.parameters.values():
         names.append(parameter.name)
@@ -153,4 +154,4 @@ def describe_function(function: Any) -> dict[str, Any]:
             defaults[parameter.name] = inline or {"kind": "unsaved", "type": _type_name(parameter.default),
                                                    "reason": f"default {parameter.default!r} is not JSON"}
     return {"format": FORMAT, "module": function.__module__, "qualname": function.__qualname__,
-            "args": names, "kinds": kinds, "defaults": defaults}
+            "args": names, "kinds": kinds, "defaults": defaults, "provenance": origin}

@@ -9,6 +9,7 @@ from typing import Any
 from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.serialize import WriteFormats, serialize
+from pypads.provenance import provenance
 
 METRIC_HOOK = "pypads_metric"
 
@@ -31,7 +32,8 @@ class Metric(Logger):
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             call.run.writer.log_metric(call.name, float(value), step=call.number)
             return
-        extension, content = serialize(value, WriteFormats.text, options["max_bytes"])
+        origin = provenance(self.name, call.run.mappings, call.function)
+        extension, content = serialize(value, WriteFormats.text, options["max_bytes"], origin)
         call.run.writer.log_bytes(f"metrics/{call.name}/{call.number}.{extension}", content)
 
 

@@ -29,6 +29,8 @@ from pypads.calls import Call  # noqa: E402
 from pypads.context import RunContext  # noqa: E402
 from pypads.loggers.base import Logger  # noqa: E402
 from pypads.loggers.values import named_arguments  # noqa: E402
+from pypads.provenance import provenance  # noqa: E402
+from pypads.schemas import PIPELINE_GRAPH  # noqa: E402
 
 HOOK_KINDS = {"pypads_fit": "fit", "pypads_predict": "predict", "pypads_transform": "transform", "pypads_metric": "metric"}
 
@@ -43,6 +45,7 @@ class _Graph:
         self.producers: dict[int, tuple[weakref.ref[Any], int]] = {}
         self.instances: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.counts: dict[str, int] = {}
+        self.first_call: Any = None  # the first tracked function: names the mapping in the provenance
 
     def instance_label(self, instance: Any) -> str | None:
         if instance is None:
@@ -103,6 +106,8 @@ class PipelineTracker(Logger):
             if options["pipeline_args"]:
                 node["arguments"] = sorted(arguments)
             previous = graph.nodes[-1]["id"] if graph.nodes else None
+            if graph.first_call is None:
+                graph.first_call = type(call.instance) if call.instance is not None else call.function
             graph.nodes.append(node)
             if previous is not None:
                 graph.edges.append({"from": previous, "to": call.order, "kind": "order"})
@@ -131,7 +136,12 @@ def _tracked_parent(call: Call) -> int | None:
 
 def write_graph(run: RunContext, graph: _Graph) -> None:
     with graph.lock:
-        document = {"nodes": list(graph.nodes), "edges": list(graph.edges)}
+        document = {
+            "schema": PIPELINE_GRAPH,
+            "provenance": provenance("PipelineTracker", run.mappings, graph.first_call),
+            "nodes": list(graph.nodes),
+            "edges": list(graph.edges),
+        }
     run.writer.log_bytes("pipeline/graph.json", json.dumps(document, indent=2).encode())
     if document["nodes"]:
         run.writer.log_bytes("pipeline/graph.png", draw(document))

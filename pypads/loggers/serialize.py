@@ -11,6 +11,8 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
+from pypads.schemas import VALUE_SUMMARY
+
 
 class WriteFormats(Enum):
     """How Input and Output write values: readable text or a (cloud)pickle to load again."""
@@ -44,9 +46,11 @@ def approximate_size(value: Any) -> int:
     return sys.getsizeof(value)
 
 
-def summary(value: Any, reason: str) -> dict[str, Any]:
-    """Type, shape, dtype, size and a content digest: what identifies a large value."""
-    described: dict[str, Any] = {"summary_of": reason, "type": _type_name(value)}
+def summary(value: Any, reason: str, provenance: dict[str, Any]) -> dict[str, Any]:
+    """Type, shape, dtype, size and a content digest: what identifies a large value
+    (schema ``urn:pypads:schema:value-summary:1``)."""
+    described: dict[str, Any] = {"schema": VALUE_SUMMARY, "provenance": provenance, "summary_of": reason,
+                                 "type": _type_name(value)}
     for attribute in ("shape", "dtype"):
         if hasattr(value, attribute):
             shown = getattr(value, attribute)
@@ -68,21 +72,21 @@ def content_digest(value: Any) -> str | None:
     return None
 
 
-def serialize(value: Any, fmt: WriteFormats, max_bytes: int) -> tuple[str, bytes]:
+def serialize(value: Any, fmt: WriteFormats, max_bytes: int, provenance: dict[str, Any]) -> tuple[str, bytes]:
     """The file extension and content that stand for ``value`` in an artifact."""
     if approximate_size(value) > max_bytes:
-        return "summary.json", _json(summary(value, f"larger than max_bytes={max_bytes}"))
+        return "summary.json", _json(summary(value, f"larger than max_bytes={max_bytes}", provenance))
     if fmt is WriteFormats.pickle:
         try:
             data = cloudpickle.dumps(value)
         except Exception as error:  # locks, generators, open files…
-            return "summary.json", _json({**summary(value, "not picklable"), "error": repr(error)})
+            return "summary.json", _json({**summary(value, "not picklable", provenance), "error": repr(error)})
         if len(data) > max_bytes:
-            return "summary.json", _json(summary(value, f"pickle larger than max_bytes={max_bytes}"))
+            return "summary.json", _json(summary(value, f"pickle larger than max_bytes={max_bytes}", provenance))
         return "pickle", data
     text = _text(value)
     if len(text) > max_bytes:
-        return "summary.json", _json(summary(value, f"text larger than max_bytes={max_bytes}"))
+        return "summary.json", _json(summary(value, f"text larger than max_bytes={max_bytes}", provenance))
     return "txt", text.encode("utf-8")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.serialize import serialize, write_format
+from pypads.provenance import provenance
 
 
 @functools.lru_cache(maxsize=4096)
@@ -40,7 +41,8 @@ class _ValueLogger(Logger):
     defaults = {"write_format": "text", "max_bytes": 1_000_000}
 
     def _write(self, call: Call, path: str, value: Any, options: Mapping[str, Any]) -> None:
-        extension, content = serialize(value, write_format(options["write_format"]), options["max_bytes"])
+        origin = provenance(self.name, call.run.mappings, call.instance if call.instance is not None else call.function)
+        extension, content = serialize(value, write_format(options["write_format"]), options["max_bytes"], origin)
         call.run.writer.log_bytes(f"{call.folder}/{path}.{extension}", content)
 
 
