@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -13,16 +14,24 @@ import pytest
 
 from conftest import only_run, script_environment
 from pypads.run_loggers.privacy import redact_argv, redact_url
+from pypads.schemas import PIPELINE_GRAPH, validate
 
 SECRET = "s3cr3t-T0KEN-4242"
 SCRIPT = """
-import sys
-from pypads import PyPads
-PyPads(name="run-loggers", config={"env_allowlist": ["PYPADS_VISIBLE"]})
-from sklearn import datasets
-from sklearn.tree import DecisionTreeClassifier
+import sys, time
+from pypads import PyPads, DEFAULT_CONFIG
+from pypads.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
+PyPads(name="run-loggers", init_run_fns=[*DEFAULT_INIT_RUN_FNS, HardwareSampler(interval=0.05)],
+       config={"env_allowlist": ["PYPADS_VISIBLE"],
+               "events": {**DEFAULT_CONFIG["events"], "autolog": {"on": ["pypads_fit"]}}})
+from sklearn import datasets, metrics
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 X, y = datasets.load_iris(return_X_y=True)
-DecisionTreeClassifier(max_depth=2).fit(X, y)
+model = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression(max_iter=500))]).fit(X, y)
+metrics.accuracy_score(y, model.predict(X))
+time.sleep(0.3)
 print("hello from the script")
 print("and a warning", file=sys.stderr)
 """
@@ -81,6 +90,16 @@ def test_pre_run_loggers_in_a_git_repository(repository, tmp_path):
     assert not any(key.startswith("pypads.env.") and key != "pypads.env.PYPADS_VISIBLE" for key in tags)
     assert "--password ***" in tags["pypads.process.command"] and "--token=***" in tags["pypads.process.command"]
 
+    # the pipeline graph: expected nodes and data edges, and every JSON artifact follows its schema
+    graph = json.loads(run.artifact_text("pipeline/graph.json"))
+    calls = {node["id"]: node["call"] for node in graph["nodes"]}
+    data = {(calls[edge["from"]], calls[edge["to"]], edge["argument"]) for edge in graph["edges"] if edge["kind"] == "data"}
+    assert {("StandardScaler.fit_transform", "LogisticRegression.fit", "X"), ("Pipeline.fit", "Pipeline.predict", "instance"),
+            ("Pipeline.predict", "accuracy_score", "y_pred")} <= data
+    validate(graph, PIPELINE_GRAPH)
+    assert "training_accuracy_score" in run.metrics  # MLflow's autolog, inside this run
+    assert len(run.metric_history("process.rss_mb")) >= 2  # the hardware sampler
+
     requirements = run.artifact_text("environment/requirements.txt").splitlines()
     assert f"scikit-learn=={metadata.version('scikit-learn')}" in requirements
     assert "hello from the script" in run.artifact_text("console/stdout.txt")
@@ -94,7 +113,7 @@ def test_pre_run_loggers_in_a_git_repository(repository, tmp_path):
 
 def test_pseudonymize_and_disable_by_name(repository, tmp_path):
     (repository / "train.py").write_text(SCRIPT.replace(
-        'config={"env_allowlist": ["PYPADS_VISIBLE"]}', 'config={"pseudonymize": True, "disabled": ["IGit", "IPackages"]}'))
+        '"env_allowlist": ["PYPADS_VISIBLE"]', '"pseudonymize": True, "disabled": ["IGit", "IPackages"]'))
     result = run_train(repository, tmp_path)
     assert result.returncode == 0, result.stderr
     run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
