@@ -1,0 +1,217 @@
+"""pypads benchmarks: each row measured side by side with its anchor, in one run.
+
+    .venv/bin/python benchmarks/run.py            # the full run (a few minutes)
+    .venv/bin/python benchmarks/run.py --quick    # a smoke run (seconds), used by the tests
+
+Prints a table of medians and ratios. Timings are medians of alternating repetitions
+(contender, anchor, contender, …) so that a noisy machine affects both alike. This is a
+benchmark, not a test: nothing here asserts a budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pypads.calls import CallSite, Session
+from pypads.patching.functions import FunctionPatches
+
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+ROWS: list[tuple[str, str, str, str]] = []
+
+
+def row(name: str, measured: str, anchor: str, ratio: str) -> None:
+    ROWS.append((name, measured, anchor, ratio))
+    print(f"  {name}: {measured} | {anchor} | {ratio}", flush=True)
+
+
+def alternate(contender: Callable[[], float], anchor: Callable[[], float], repeats: int) -> tuple[float, float]:
+    """Medians of ``repeats`` alternating measurements (each returns seconds)."""
+    mine, theirs = [], []
+    for _ in range(repeats):
+        mine.append(contender())
+        theirs.append(anchor())
+    return statistics.median(mine), statistics.median(theirs)
+
+
+def per_call(function: Callable[[], Any], calls: int) -> Callable[[], float]:
+    def measure() -> float:
+        gc.disable()
+        started = time.perf_counter()
+        for _ in range(calls):
+            function()
+        elapsed = time.perf_counter() - started
+        gc.enable()
+        return elapsed / calls
+    return measure
+
+
+def inactive_hooks(store: str, quick: bool) -> None:
+    def bare(x: int) -> int:
+        return x
+
+    @functools.wraps(bare)
+    def passthrough(*args: Any, **kwargs: Any) -> Any:
+        return bare(*args, **kwargs)
+
+    # A function patched the way pypads patches sklearn's metrics, called outside any run
+    # (the session has no run): the trampoline's pass-through on a trivial body.
+    patches = FunctionPatches()
+
+    def trivial(x: int) -> int:
+        return x
+
+    patches.track(trivial, lambda: CallSite(Session(), "trivial", frozenset({"pypads_metric"}), (), "none"))
+    calls = 20_000 if quick else 500_000
+    repeats = 3 if quick else 9
+    hooked, plain = alternate(per_call(lambda: trivial(1), calls), per_call(lambda: bare(1), calls), repeats)
+    wrapped, _ = alternate(per_call(lambda: passthrough(1), calls), per_call(lambda: bare(1), calls), repeats)
+    patches.restore()
+    row("inactive hook (per call)", f"{hooked * 1e9:.0f} ns", f"bare {plain * 1e9:.0f} ns, functools.wraps {wrapped * 1e9:.0f} ns",
+        f"+{(hooked - plain) * 1e9:.0f} ns over bare (budget 1000 ns); {hooked / wrapped:.2f}x wraps (budget 3x)")
+
+
+def tracked_fit(store: str, quick: bool) -> None:
+    import mlflow
+    from sklearn import datasets
+    from sklearn.tree import DecisionTreeClassifier
+
+    from pypads import PyPads
+
+    X, y = datasets.load_iris(return_X_y=True)
+    fit = lambda: DecisionTreeClassifier(random_state=0).fit(X, y)  # noqa: E731
+
+    def timed() -> float:
+        started = time.perf_counter()
+        fit()
+        return time.perf_counter() - started
+
+    untracked = statistics.median(timed() for _ in range(5 if quick else 30))
+    fits = 10 if quick else 100
+    tracker = PyPads(uri=store, name="bench-fit")
+    started = time.perf_counter()
+    per_fit = [timed() for _ in range(fits)]
+    tracker.end_run()
+    pypads_total = time.perf_counter() - started
+    tracker.deactivate()
+    row("tracked fit, calling thread", f"{statistics.median(per_fit) * 1e3:.2f} ms", f"untracked {untracked * 1e3:.2f} ms",
+        f"+{(statistics.median(per_fit) - untracked) * 1e3:.2f} ms (budget 2 ms)")
+
+    autolog_fits = 2 if quick else 10
+    mlflow.set_tracking_uri(store)
+    mlflow.set_experiment("bench-autolog")
+    mlflow.sklearn.autolog(log_models=False, silent=True)
+    started = time.perf_counter()
+    for _ in range(autolog_fits):
+        fit()
+    autolog_per_fit = (time.perf_counter() - started) / autolog_fits
+    mlflow.sklearn.autolog(disable=True)
+    mlflow.set_tracking_uri(None)  # type: ignore[arg-type]
+    row(f"{fits} fits incl. flush", f"pypads {pypads_total:.2f} s", f"autolog(log_models=False) {autolog_per_fit * fits:.2f} s "
+        f"(from {autolog_fits} fits)", f"{autolog_per_fit * fits / pypads_total:.1f}x faster (budget 20x)")
+
+
+def hot_metrics(store: str, quick: bool) -> None:
+    from mlflow.tracking import MlflowClient
+    from sklearn.metrics import accuracy_score
+
+    from pypads import PyPads
+
+    import numpy as np
+
+    y = np.random.RandomState(0).randint(0, 3, 150)
+    calls = 500 if quick else 10_000
+    untracked = per_call(lambda: accuracy_score(y, y), calls)()
+    tracker = PyPads(uri=store, name="bench-metrics", init_run_fns=[])
+    tracked = per_call(lambda: accuracy_score(y, y), calls)()
+    run_id = tracker.run_id
+    tracker.end_run()
+    tracker.deactivate()
+    stored = len(MlflowClient(store).get_metric_history(run_id, "accuracy_score"))
+    row(f"{calls} accuracy_score calls", f"{tracked * 1e6:.1f} µs each", f"untracked {untracked * 1e6:.1f} µs",
+        f"+{(tracked - untracked) * 1e6:.1f} µs (budget 50 µs); {stored}/{calls} values in MLflow")
+
+
+def start_up(store: str, quick: bool) -> None:
+    def script(code: str) -> float:
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        return float(result.stdout.strip().splitlines()[-1])
+
+    pypads = textwrap.dedent(f"""
+        import time
+        started = time.perf_counter()
+        from pypads import PyPads
+        PyPads(uri={store!r}, name="bench-start")
+        print(time.perf_counter() - started)
+    """)
+    mlflow = "import time\nstarted = time.perf_counter()\nimport mlflow\nprint(time.perf_counter() - started)"
+    mine, anchor = alternate(lambda: script(pypads), lambda: script(mlflow), 1 if quick else 5)
+    row("start-up (import + PyPads())", f"{mine:.2f} s", f"import mlflow {anchor:.2f} s", f"{mine:.2f} s blocking (budget 0.3 s)")
+
+
+def call_recording(quick: bool) -> None:
+    import numpy as np
+
+    from pypads.callmonitor import CONTEXT, intercept, load
+
+    size = 10 if quick else 100
+    array = np.random.RandomState(0).rand(size * 1024 * 1024 // 8)
+    with tempfile.TemporaryDirectory() as folder:
+        previous = os.getcwd()
+        os.chdir(folder)
+        try:
+            CONTEXT.new()
+
+            @intercept
+            def consume(data: Any) -> int:
+                return len(data)
+
+            started = time.perf_counter()
+            consume(array)
+            recorded = time.perf_counter() - started
+            started = time.perf_counter()
+            np.save(Path(folder) / "plain.npy", array)
+            plain = time.perf_counter() - started
+            for _ in range(9):
+                consume(array)
+            objects = len(list((Path(folder) / "call-monitor" / "objects").iterdir()))
+            assert load(Path(folder) / "call-monitor").calls("consume") == 10
+        finally:
+            os.chdir(previous)
+            CONTEXT.new()
+    row(f"record a {size} MB array", f"{size / recorded:.0f} MB/s", f"np.save {size / plain:.0f} MB/s",
+        f"{plain / recorded:.2f}x np.save speed; 10 calls stored {objects} object(s)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a smoke run with tiny sizes")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pypads-bench-") as home:
+        os.environ["PYPADS_HOME"] = home
+        store = f"sqlite:///{Path(home) / 'bench.db'}"
+        print("pypads benchmarks" + (" (quick)" if options.quick else ""), flush=True)
+        inactive_hooks(store, options.quick)
+        tracked_fit(store, options.quick)
+        hot_metrics(store, options.quick)
+        start_up(store, options.quick)
+        call_recording(options.quick)
+    print("\n| row | pypads | anchor | ratio |\n|---|---|---|---|")
+    for name, measured, anchor, ratio in ROWS:
+        print(f"| {name} | {measured} | {anchor} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
