@@ -136,3 +136,13 @@ def test_forked_child_runs_untracked(make_tracker, read_run):
     run_id = tracker.run_id
     tracker.end_run()
     assert "DecisionTreeClassifier.max_depth" not in read_run(run_id).params
+
+
+def test_importing_pypads_leaves_the_matplotlib_backend_alone():
+    import subprocess
+    import sys
+
+    code = ("import matplotlib; matplotlib.use('svg'); import pypads, pypads.loggers.pipeline; "
+            "print(matplotlib.get_backend())")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "svg", result.stderr

@@ -20,17 +20,16 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-import matplotlib
+# The figure API without pyplot: no global backend or figure state of the user's changes.
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")  # no display: draw to files only
-import matplotlib.pyplot as plt  # noqa: E402
-
-from pypads.calls import Call  # noqa: E402
-from pypads.context import RunContext  # noqa: E402
-from pypads.loggers.base import Logger  # noqa: E402
-from pypads.loggers.values import named_arguments  # noqa: E402
-from pypads.provenance import provenance  # noqa: E402
-from pypads.schemas import PIPELINE_GRAPH  # noqa: E402
+from pypads.calls import Call
+from pypads.context import RunContext
+from pypads.loggers.base import Logger
+from pypads.loggers.values import named_arguments
+from pypads.provenance import provenance
+from pypads.schemas import PIPELINE_GRAPH
 
 HOOK_KINDS = {"pypads_fit": "fit", "pypads_predict": "predict", "pypads_transform": "transform", "pypads_metric": "metric"}
 
@@ -176,7 +175,9 @@ def draw(document: Mapping[str, Any]) -> bytes:
         rows.setdefault(box["depth"], []).append(index)
     widest = max(len(row) for row in rows.values())
     position = {index: (column - (len(row) - 1) / 2, -depth) for depth, row in rows.items() for column, index in enumerate(row)}
-    figure, axes = plt.subplots(figsize=(min(max(6.0, 2.2 * widest), 40.0), 1.2 + 1.5 * len(rows)), dpi=100)
+    figure = Figure(figsize=(min(max(6.0, 2.2 * widest), 40.0), 1.2 + 1.5 * len(rows)), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
     for index, box in enumerate(boxes):
         if box["parent"] is not None:
             (x0, y0), (x1, y1) = position[box["parent"]], position[index]
@@ -200,5 +201,4 @@ def draw(document: Mapping[str, Any]) -> bytes:
     axes.set_title("pypads pipeline: calls by nesting depth (×N: N calls), data flow in red", fontsize=9)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight")
-    plt.close(figure)
     return buffer.getvalue()
