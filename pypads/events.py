@@ -99,10 +99,6 @@ class EventTable:
                 for hook in spec["on"]:
                     self._by_hook.setdefault(hook, []).append(Handler(event, logger, merged))
 
-    @property
-    def hooks(self) -> frozenset[str]:
-        return frozenset(self._by_hook)
-
     def handlers(self) -> list[Handler]:
         """Every handler once (a logger on several hooks of one event counts once)."""
         unique: dict[tuple[str, int], Handler] = {}
