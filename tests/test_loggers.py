@@ -90,7 +90,7 @@ def test_custom_logger_sees_the_call(make_tracker):
 
 
 def test_serialize_text_and_unpicklable():
-    origin = provenance("Test")
+    origin = lambda: provenance("Test")  # noqa: E731
     assert serialize(np.arange(3), WriteFormats.text, 1000, origin) == ("txt", b"[0 1 2]")
     extension, content = serialize(lambda: 1, WriteFormats.text, 1000, origin)
     assert extension == "txt" and b"lambda" in content

@@ -32,8 +32,8 @@ class Metric(Logger):
         if isinstance(value, numbers.Real) and not isinstance(value, bool):
             call.run.writer.log_metric(call.name, float(value), step=call.number)
             return
-        origin = provenance(self.name, call.run.mappings, call.function)
-        extension, content = serialize(value, WriteFormats.text, options["max_bytes"], origin)
+        extension, content = serialize(value, WriteFormats.text, options["max_bytes"],
+                                       lambda: provenance(self.name, call.run.mappings, call.function))
         call.run.writer.log_bytes(f"metrics/{call.name}/{call.number}.{extension}", content)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -72,21 +73,26 @@ def content_digest(value: Any) -> str | None:
     return None
 
 
-def serialize(value: Any, fmt: WriteFormats, max_bytes: int, provenance: dict[str, Any]) -> tuple[str, bytes]:
-    """The file extension and content that stand for ``value`` in an artifact."""
+def serialize(
+    value: Any, fmt: WriteFormats, max_bytes: int, origin: Callable[[], dict[str, Any]]
+) -> tuple[str, bytes]:
+    """The file extension and content that stand for ``value`` in an artifact.
+
+    ``origin`` gives the provenance of a summary; it is only called when one is written,
+    so the common case of a small value pays nothing for it."""
     if approximate_size(value) > max_bytes:
-        return "summary.json", _json(summary(value, f"larger than max_bytes={max_bytes}", provenance))
+        return "summary.json", _json(summary(value, f"larger than max_bytes={max_bytes}", origin()))
     if fmt is WriteFormats.pickle:
         try:
             data = cloudpickle.dumps(value)
         except Exception as error:  # locks, generators, open files…
-            return "summary.json", _json({**summary(value, "not picklable", provenance), "error": repr(error)})
+            return "summary.json", _json({**summary(value, "not picklable", origin()), "error": repr(error)})
         if len(data) > max_bytes:
-            return "summary.json", _json(summary(value, f"pickle larger than max_bytes={max_bytes}", provenance))
+            return "summary.json", _json(summary(value, f"pickle larger than max_bytes={max_bytes}", origin()))
         return "pickle", data
     text = _text(value)
     if len(text) > max_bytes:
-        return "summary.json", _json(summary(value, f"text larger than max_bytes={max_bytes}", provenance))
+        return "summary.json", _json(summary(value, f"text larger than max_bytes={max_bytes}", origin()))
     return "txt", text.encode("utf-8")
 
 

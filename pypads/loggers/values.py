@@ -41,8 +41,9 @@ class _ValueLogger(Logger):
     defaults = {"write_format": "text", "max_bytes": 1_000_000}
 
     def _write(self, call: Call, path: str, value: Any, options: Mapping[str, Any]) -> None:
-        origin = provenance(self.name, call.run.mappings, call.instance if call.instance is not None else call.function)
-        extension, content = serialize(value, write_format(options["write_format"]), options["max_bytes"], origin)
+        subject = call.instance if call.instance is not None else call.function
+        extension, content = serialize(value, write_format(options["write_format"]), options["max_bytes"],
+                                       lambda: provenance(self.name, call.run.mappings, subject))
         call.run.writer.log_bytes(f"{call.folder}/{path}.{extension}", content)
 
 

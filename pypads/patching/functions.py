@@ -82,9 +82,6 @@ class FunctionPatches:
     def __init__(self) -> None:
         self._patched: dict[int, tuple[types.FunctionType, types.CodeType, int, bool]] = {}
 
-    def __contains__(self, function: object) -> bool:
-        return id(function) in self._patched
-
     def track(self, function: types.FunctionType, make_site: Callable[[], CallSite]) -> None:
         if id(function) in self._patched or not can_track(function):
             return
