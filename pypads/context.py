@@ -29,8 +29,7 @@ class RunContext:
     loggers themselves stay stateless and can be shared between runs.
     """
 
-    def __init__(self, run_id: str, writer: Writer, mappings: tuple[MappingFile, ...] = ()) -> None:
-        self.run_id = run_id
+    def __init__(self, writer: Writer, mappings: tuple[MappingFile, ...] = ()) -> None:
         self.writer = writer
         self.mappings = mappings  # for the provenance of what loggers write
         self._order = itertools.count(1)
@@ -39,6 +38,12 @@ class RunContext:
         self._failed_loggers: set[str] = set()
         self._lock = threading.Lock()
         self._end_callbacks: list[Callable[[], None]] = []
+
+    @property
+    def run_id(self) -> str | None:
+        """The MLflow run id; waits until the writer has opened the run (``None`` if it
+        could not: the data then waits in the journal for the next ``PyPads()``)."""
+        return self.writer.run_id
 
     def on_end(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the run ends, before its last flush (to write what a

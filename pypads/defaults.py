@@ -30,6 +30,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "env_allowlist": [],
     # Replace hostname, IP and MAC address by salted pseudonyms, for runs to be published.
     "pseudonymize": False,
+    # Seconds the end of a run waits for an MLflow that does not answer; then the data
+    # stays in the local journal and the next PyPads() uploads it.
+    "flush_timeout": 5.0,
 }
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {

@@ -8,8 +8,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlflow.tracking import MlflowClient
-
 HOME_ENV = "PYPADS_HOME"
 DEFAULT_EXPERIMENT = "pypads"
 
@@ -25,6 +23,15 @@ class Store:
         """The command that opens this store in the MLflow UI."""
         artifacts = f" --default-artifact-root {self.artifact_root.as_uri()}" if self.artifact_root else ""
         return f"{mlflow_executable} ui --backend-store-uri {self.tracking_uri}{artifacts}"
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """The run to track into: an existing one to join, or a new one in an experiment."""
+
+    store: Store
+    experiment_name: str
+    join_run_id: str | None = None
 
 
 def pypads_home() -> Path:
@@ -65,21 +72,3 @@ def default_experiment_name() -> str:
     main = sys.modules.get("__main__")
     script = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv and sys.argv[0] not in ("", "-c", "-m") else "")
     return Path(script).stem or DEFAULT_EXPERIMENT
-
-
-def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
-    """The id of experiment ``name``, created with an explicit artifact folder if new."""
-    experiment = client.get_experiment_by_name(name)
-    if experiment is not None:
-        return experiment.experiment_id
-    location = None
-    if store.artifact_root is not None:
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-        location = (store.artifact_root / safe).as_uri()
-    try:
-        return client.create_experiment(name, artifact_location=location)
-    except Exception:  # another process created it between our two calls
-        experiment = client.get_experiment_by_name(name)
-        if experiment is None:
-            raise
-        return experiment.experiment_id

@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -17,25 +18,22 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import mlflow
 from loguru import logger
-from mlflow.tracking import MlflowClient
-from mlflow.tracking._tracking_service import utils as tracking_utils
 
 from pypads.calls import CallSite, Session
 from pypads.context import RunContext, active_run, set_active_run
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.errors import ConfigError
 from pypads.events import EventTable, merge_config, merge_logging_fns
+from pypads.journal import Journal, left_behind
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.importer import PatchingFinder
-from pypads.provenance import pypads_version
 from pypads.patching.patches import Patcher
+from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
-from pypads.store import Store, default_experiment_name, ensure_experiment, pypads_home, resolve_store
-from pypads.journal import Journal
-from pypads.writer import Writer, recover
+from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
+from pypads.writer import Writer, connection
 
 RunFunction = Callable[["PyPads"], None]
 
@@ -96,16 +94,18 @@ class PyPads:
             warnings.warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
             _active.deactivate()
 
-        self.store: Store = _store_for(uri)
+        joined = _active_mlflow_run_id()
+        self.store: Store = _store_for(uri, joined)
         self.experiment_name = name or default_experiment_name()
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
-        self._client: MlflowClient | None = None
-        self._previous_uri: str | None = None
-        self._changed_uri = False
-        self._owns_run = False
+        self._owns_run = joined is None
+        self._saved_environment: dict[str, str | None] = {}
+        self._previous_mlflow_uri: str | None = None
+        self._set_mlflow_uri = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
-        _recover_left_behind()
-        self._start_run()
+        self._background: list[threading.Thread] = []
+        self._recover_left_behind()
+        self._start_run(RunTarget(self.store, self.experiment_name, joined))
 
         entries = [entry for file in self.mappings for entry in file.entries]
         self._patcher = Patcher(entries, self._make_site)
@@ -119,7 +119,10 @@ class PyPads:
     # --- the run ----------------------------------------------------------------------
     @property
     def run_id(self) -> str | None:
-        """The id of the MLflow run being tracked (``None`` once it ended)."""
+        """The id of the MLflow run being tracked (``None`` once it ended).
+
+        The run is opened off the script's thread; asking for its id waits until it exists.
+        """
         run = self.session.run
         return run.run_id if run is not None else None
 
@@ -129,32 +132,48 @@ class PyPads:
         run = self.session.run
         return run.writer if run is not None else None
 
-    def _start_run(self) -> None:
+    def _start_run(self, target: RunTarget) -> None:
+        """Start tracking at once; the MLflow run itself is opened by the writer's thread.
+
+        If the script imported MLflow before ``PyPads()``, it may use MLflow's API
+        right away: then the run is opened here and made MLflow's active run in this
+        thread, as ``mlflow.start_run()`` would.
+        """
+        mlflow_imported = "mlflow" in sys.modules
+        if self._owns_run:
+            self._set_environment(MLFLOW_TRACKING_URI=self.store.tracking_uri)
+            if mlflow_imported:
+                # MLflow prefers a URI set in-process over the environment.
+                self._previous_mlflow_uri = _explicit_mlflow_uri()
+                self._set_mlflow_uri = True
+                sys.modules["mlflow"].set_tracking_uri(self.store.tracking_uri)
         try:
-            active = mlflow.active_run()
-            if active is None:
-                self._previous_uri = _explicit_mlflow_uri()
-                self._changed_uri = True
-                mlflow.set_tracking_uri(self.store.tracking_uri)
-            self._client = MlflowClient(self.store.tracking_uri)
-            if active is not None:
-                run_id = active.info.run_id
-            else:
-                experiment_id = ensure_experiment(self._client, self.store, self.experiment_name)
-                run_id = mlflow.start_run(experiment_id=experiment_id).info.run_id
-                self._owns_run = True
-        except Exception as error:  # tracking must never stop the user's script
-            warnings.warn(f"pypads could not start an MLflow run at {self.store.tracking_uri}: {error}; "
-                          "continuing without tracking", stacklevel=3)
+            journal = Journal.create(target)
+        except OSError as error:  # tracking must never stop the user's script
+            warnings.warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
+                          stacklevel=3)
             return
-        writer = Writer(self._client, run_id, Journal.create(run_id, self.store.tracking_uri))
+        fluent = mlflow_imported and self._owns_run
+        writer = Writer(journal, target, on_open=self._on_run_open,
+                        open_run=connection().open_fluent_run if fluent else None)
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": self._mapping_summary()})
-        self.session.run = RunContext(run_id, writer, tuple(self.mappings))
+        self.session.run = RunContext(writer, tuple(self.mappings))
         set_active_run(self.session.run)
         self._exit_hooks.install()
+        if fluent:
+            writer.open()
+        writer.start()
+
+    def _on_run_open(self, run_id: str) -> None:
+        # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in
+        # child processes, resumes this run instead of starting one of its own.
+        if self._owns_run:
+            self._set_environment(MLFLOW_RUN_ID=run_id)
 
     def end_run(self, status: str = FINISHED) -> None:
-        """Flush everything and end the run; when this returns, all data is in MLflow.
+        """Flush everything and end the run; when this returns, all data is in MLflow —
+        or, if MLflow did not answer for ``config["flush_timeout"]`` seconds, in the
+        local journal, which the next ``PyPads()`` uploads (a warning says so).
 
         Calls of tracked code go on working afterwards, untracked.
         """
@@ -166,14 +185,13 @@ class PyPads:
             set_active_run(None)
         self._exit_hooks.uninstall()
         run.ending()
-        run.writer.close()
-        if not self._owns_run or self._client is None:
-            return
-        active = mlflow.active_run()
-        if active is not None and active.info.run_id == run.run_id:
-            mlflow.end_run(status)
-        else:
-            self._client.set_terminated(run.run_id, status)
+        timeout = self.config["flush_timeout"]
+        for thread in self._background:
+            thread.join(timeout)
+        closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
+        self._restore_environment("MLFLOW_RUN_ID")
+        if closed and self._owns_run and "mlflow" in sys.modules and run.writer.is_open:
+            connection().end_fluent_run(run.writer.run_id, status)
 
     def _end_at_exit(self, status: str, failure: str | None) -> None:
         run = self.session.run
@@ -191,17 +209,50 @@ class PyPads:
             except Exception as error:
                 run.logger_failed(handler.logger.name, "run start", error)
         settings = RunSettings.from_config(self.config, _salt())
-        for function in self.init_run_fns:
-            name = function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
-            if name in self.config["disabled"]:
+        wanted = [function for function in self.init_run_fns if _function_name(function) not in self.config["disabled"]]
+        in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
+        for function in wanted:
+            if function not in in_background:
+                self._run_init_function(function, run, settings)
+        if in_background:
+            # Git, system and package facts take a tenth of a second and touch only the
+            # writer: the script need not wait for them. end_run does.
+            thread = threading.Thread(target=lambda: [self._run_init_function(function, run, settings)
+                                                      for function in in_background],
+                                      name="pypads-run-loggers", daemon=True)
+            thread.start()
+            self._background.append(thread)
+
+    def _run_init_function(self, function: RunLogger | RunFunction, run: RunContext, settings: RunSettings) -> None:
+        try:
+            if isinstance(function, RunLogger):
+                function.log(run, settings)
+            else:
+                function(self)
+        except Exception as error:
+            run.logger_failed(_function_name(function), "run start", error)
+
+    def _recover_left_behind(self) -> None:
+        """Upload what earlier, killed processes left in their journals, off this thread."""
+        if left_behind():
+            thread = threading.Thread(target=lambda: connection().recover_quietly(), name="pypads-recovery", daemon=True)
+            thread.start()
+            self._background.append(thread)
+
+    def _set_environment(self, **values: str) -> None:
+        for key, value in values.items():
+            self._saved_environment.setdefault(key, os.environ.get(key))
+            os.environ[key] = value
+
+    def _restore_environment(self, *keys: str) -> None:
+        for key in keys or list(self._saved_environment):
+            if key not in self._saved_environment:
                 continue
-            try:
-                if isinstance(function, RunLogger):
-                    function.log(run, settings)
-                else:
-                    function(self)
-            except Exception as error:
-                run.logger_failed(name, "run start", error)
+            previous = self._saved_environment.pop(key)
+            if previous is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = previous
 
     # --- patching ---------------------------------------------------------------------
     def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
@@ -250,10 +301,11 @@ class PyPads:
         self.end_run()
         self._finder.uninstall()
         self._patcher.restore()
-        if self._changed_uri:
-            # set_tracking_uri also exported MLFLOW_TRACKING_URI to child processes: undo both.
-            mlflow.set_tracking_uri(self._previous_uri)  # type: ignore[arg-type]  # None unsets it
-            self._changed_uri = False
+        if self._set_mlflow_uri:
+            # set_tracking_uri(None) unsets it in MLflow and in the environment.
+            sys.modules["mlflow"].set_tracking_uri(self._previous_mlflow_uri)  # type: ignore[arg-type]
+            self._set_mlflow_uri = False
+        self._restore_environment()
         if _active is self:
             _active = None
 
@@ -288,15 +340,6 @@ def _stop_tracking_in_forked_child() -> None:
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)
 
 
-def _recover_left_behind() -> None:
-    """Upload what earlier, killed processes left in their journals."""
-    try:
-        for run_id in recover():
-            logger.info("pypads: recovered the journal of run {} left by a process that died", run_id)
-    except Exception as error:
-        warnings.warn(f"pypads could not recover a journal left by an earlier process: {error}", stacklevel=3)
-
-
 def _check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[RunLogger | RunFunction]:
     checked = list(functions)
     for function in checked:
@@ -325,12 +368,24 @@ def _salt() -> str:
         return path.read_text()
 
 
-def _store_for(uri: str | None) -> Store:
+def _function_name(function: RunLogger | RunFunction) -> str:
+    return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
+
+
+def _active_mlflow_run_id() -> str | None:
+    """The run active in MLflow in this thread, without importing MLflow: a script
+    that has not imported it has no active run."""
+    mlflow = sys.modules.get("mlflow")
+    active = mlflow.active_run() if mlflow is not None else None
+    return active.info.run_id if active is not None else None
+
+
+def _store_for(uri: str | None, joined: str | None) -> Store:
     """The store to track into. An active MLflow run is joined in its own store; a
     ``uri`` naming another store then is a contradiction, refused."""
-    if mlflow.active_run() is None:
+    if joined is None:
         return resolve_store(uri or _explicit_mlflow_uri())
-    current = mlflow.get_tracking_uri()
+    current = sys.modules["mlflow"].get_tracking_uri()
     if uri is not None and resolve_store(uri).tracking_uri != resolve_store(current).tracking_uri:
         raise ConfigError(
             f"uri: an MLflow run is active in {current}; pypads joins it there and cannot track into {uri}"
@@ -339,8 +394,10 @@ def _store_for(uri: str | None) -> Store:
 
 
 def _explicit_mlflow_uri() -> str | None:
-    """A tracking URI the user set (environment or ``mlflow.set_tracking_uri``)."""
-    is_set = getattr(tracking_utils, "is_tracking_uri_set", None)
+    """A tracking URI the user set with ``mlflow.set_tracking_uri`` (the environment
+    is read by :func:`resolve_store` itself)."""
+    mlflow = sys.modules.get("mlflow")
+    if mlflow is None:
+        return None
+    is_set = getattr(mlflow.tracking._tracking_service.utils, "is_tracking_uri_set", None)
     return mlflow.get_tracking_uri() if callable(is_set) and is_set() else None
-
-

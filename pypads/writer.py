@@ -1,84 +1,132 @@
 """The one writer: every param, metric, tag and artifact of a run goes through here.
 
 On the calling thread a submission costs one append to the run's journal on local disk
-(see ``journal.py``) and one to an in-memory queue. A background thread drains the queue
-every ``interval`` seconds into as few MLflow calls as possible: ``log_batch`` within
-MLflow's limits (100 params, 100 tags, 1,000 metrics, 1,000 entities in all per call) and
-one ``log_artifacts`` per drain, then records in the journal how far it got.
-``flush()`` drains on the calling thread and returns once everything submitted before it
-is in MLflow. What could not be written stays in the journal for :func:`recover`.
+(see ``journal.py``) and one to an in-memory queue. A background thread does all the
+talking to MLflow:
+
+1. it opens the run — importing MLflow, setting up the store, creating the run — so
+   ``PyPads()`` returns without waiting for any of it. If the script imports MLflow
+   meanwhile, that import waits until the run exists: the script's own ``mlflow.log_*``
+   calls then find it (see ``hold_mlflow_import``);
+2. every ``interval`` seconds it drains the queue into as few MLflow calls as possible
+   (``log_batch`` within MLflow's limits, one ``log_artifacts`` per drain) and records
+   in the journal how far it got;
+3. on :meth:`Writer.close` it drains the rest and ends the run.
+
+A store that does not answer never holds the script: ``close`` gives up after
+``timeout`` seconds without an answer and leaves the data in the journal, which the
+next ``PyPads()`` uploads (:func:`pypads.connection.recover`).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
+import importlib
+import sys
 import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
-from mlflow.entities import Metric, Param, RunStatus, RunTag
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
+from pypads.journal import Batch, Journal
+from pypads.patching.importer import PatchingFinder
+from pypads.store import RunTarget
 
-from pypads.journal import Journal, left_behind
-
-MAX_PARAMS_PER_BATCH = 100
-MAX_TAGS_PER_BATCH = 100
-MAX_ENTITIES_PER_BATCH = 1000
-MAX_TAG_LENGTH = 8000
+DEFAULT_CLOSE_TIMEOUT = 5.0
 
 
 class WriterWarning(UserWarning):
     """The writer could not store something in MLflow."""
 
 
-@dataclass
-class _Batch:
-    params: dict[str, str] = field(default_factory=dict)
-    tags: dict[str, str] = field(default_factory=dict)
-    metrics: list[Metric] = field(default_factory=list)
-    artifacts: dict[str, bool] = field(default_factory=dict)  # path -> appendable
-    offset: int = 0  # the journal length these entities reach
-
-    def add(self, entry: Mapping[str, Any]) -> None:
-        kind = entry["kind"]
-        if kind == "params":
-            for key, value in entry["items"].items():
-                self.params.setdefault(key, value)
-        elif kind == "tags":
-            self.tags.update({key: str(value)[:MAX_TAG_LENGTH] for key, value in entry["items"].items()})
-        elif kind == "metric":
-            self.metrics.append(Metric(entry["key"], entry["value"], entry["timestamp"], entry["step"]))
-
-    @property
-    def has_entities(self) -> bool:
-        return bool(self.params or self.tags or self.metrics)
+def connection() -> ModuleType:
+    """:mod:`pypads.connection`, imported on first use: it imports MLflow, which takes
+    a second that the script should not wait for."""
+    return importlib.import_module("pypads.connection")
 
 
 class Writer:
-    """Batches everything of one run into MLflow, off the calling thread."""
+    """Batches everything of one run into MLflow, off the calling thread.
 
-    def __init__(self, client: MlflowClient, run_id: str, journal: Journal, interval: float = 1.0) -> None:
-        self.client = client
-        self.run_id = run_id
+    Args:
+        journal: the run's journal on local disk.
+        target: the run to open (or join) in MLflow.
+        interval: seconds between two drains into MLflow.
+        on_open: called with the run id once the run exists (on whichever thread
+            opened it), before a script's ``import mlflow`` can return.
+        open_run: how to open it: ``target -> (MlflowClient, run id)``; by default
+            :func:`pypads.connection.open_run`.
+
+    Nothing is sent before :meth:`start` (or :meth:`open`, to open the run on the
+    calling thread).
+    """
+
+    def __init__(
+        self,
+        journal: Journal,
+        target: RunTarget,
+        interval: float = 1.0,
+        on_open: Callable[[str], None] | None = None,
+        open_run: Callable[[RunTarget], tuple[Any, str]] | None = None,
+    ) -> None:
         self.journal = journal
+        self.target = target
         self.interval = interval
+        self._open_run = open_run
+        self.client: Any = None  # an MlflowClient once the run is open
+        self._run_id: str | None = None
+        self._on_open = on_open
+        self._open_lock = threading.Lock()
+        self._opened = threading.Event()
         self._queue: deque[tuple[dict[str, Any], int]] = deque()
         self._drain_lock = threading.Lock()
         self._wake = threading.Event()
         self._stopped = threading.Event()
+        self._end_status: str | None = None
         self._warned: set[str] = set()
         self._failed = False
         self._draining: int | None = None  # the thread that holds _drain_lock
+        self._waiting_since: float | None = None  # when the pending MLflow call was made
+        self._import_hold: PatchingFinder | None = None
         self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
+
+    def start(self) -> None:
+        """Start the background thread, which opens the run unless :meth:`open` did."""
+        if "mlflow" not in sys.modules and not self._opened.is_set():
+            self._import_hold = hold_mlflow_import(self.open)
         self._thread.start()
+
+    # --- the run ----------------------------------------------------------------------
+    @property
+    def run_id(self) -> str | None:
+        """The MLflow run id; waits until the run is open (``None`` if it could not be)."""
+        self._opened.wait()
+        return self._run_id
+
+    @property
+    def is_open(self) -> bool:
+        return self._opened.is_set() and self._run_id is not None
+
+    def open(self) -> bool:
+        """Open the run now, on the calling thread, unless that has happened already."""
+        with self._open_lock:
+            if self._opened.is_set():
+                return self._run_id is not None
+            try:
+                self.client, run_id = self._call(self._open_run or connection().open_run, self.target)
+                self.journal.set_run_id(run_id)
+                self._run_id = run_id
+                if self._on_open is not None:
+                    self._on_open(run_id)
+            except Exception as error:  # the store is unreachable: the journal keeps it all
+                self._failed = True
+                self._warn("open", f"pypads could not open an MLflow run at {self.target.store.tracking_uri} "
+                           f"({error}); tracking goes on into {self.journal.folder}, which the next PyPads() uploads")
+            finally:
+                self._opened.set()
+            return self._run_id is not None
 
     # --- what loggers call (cheap: two appends) ---------------------------------------
     def log_params(self, params: Mapping[str, str]) -> None:
@@ -133,11 +181,11 @@ class Writer:
     def flush(self) -> bool:
         """Write everything submitted so far; when this returns True it is visible in MLflow.
 
-        Returns False, writing nothing, when called from a signal handler that
-        interrupted this very thread in the middle of a drain: waiting for the drain to
-        finish would wait forever.
+        Waits for the run to be open. Returns False, writing nothing, when the run
+        could not be opened, or when called from a signal handler that interrupted this
+        very thread in the middle of a drain: waiting for that drain would wait forever.
         """
-        if self._draining == threading.get_ident():
+        if self._draining == threading.get_ident() or not self._open_or_wait():
             return False
         with self._drain_lock:
             self._draining = threading.get_ident()
@@ -145,52 +193,97 @@ class Writer:
                 self._write(self._drain())
             finally:
                 self._draining = None
-        return True
+        return not self._failed
 
-    def close(self) -> bool:
-        """Flush and stop the background thread; the journal is removed when everything
-        reached MLflow, and kept for :func:`recover` otherwise."""
+    def close(self, status: str | None = None, timeout: float = DEFAULT_CLOSE_TIMEOUT) -> bool:
+        """Write everything, end the run with ``status`` (if given) and stop.
+
+        Waits as long as the writing takes, but gives up once MLflow has not answered
+        one call for ``timeout`` seconds. Returns True when everything is in MLflow and
+        the journal is gone; otherwise the journal keeps it (with ``status``) for the
+        next ``PyPads()``, and a warning says so.
+        """
+        if status is not None:
+            try:
+                self.journal.set_status(status)
+            except OSError as error:  # the journal is only the fallback; go on closing
+                self._warn("status", f"could not note the run's status in {self.journal.folder}: {error}")
+        self._end_status = status
         self._stopped.set()
         self._wake.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join()
-        flushed = self.flush()
-        if flushed and not self._failed:
-            self.journal.discard()
-        return flushed
+        if self._thread is threading.current_thread() or self._draining == threading.get_ident():
+            return False  # a signal handler interrupted our own drain: the journal keeps it
+        if not self._thread.is_alive() and self._thread.ident is None:
+            self._thread.start()  # never started: the final drain still happens
+        waiting_from = time.monotonic()
+        while self._thread.is_alive():
+            self._thread.join(0.05)
+            pending = self._waiting_since
+            if pending is not None and time.monotonic() - max(pending, waiting_from) > timeout:
+                self._warn("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
+                           f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
+                return False
+        if self._import_hold is not None:
+            self._import_hold.uninstall()
+        return not self._failed
 
     def _loop(self) -> None:
+        if not self._open_or_wait():
+            return
         while not self._stopped.is_set():
             self._wake.wait(self.interval)
             self._wake.clear()
             if self._queue:
                 self.flush()
+        self.flush()
+        if self._end_status is not None and self.target.join_run_id is None and not self._failed:
+            try:
+                self._call(connection().end_run, self.client, self._run_id, self._end_status)
+            except Exception as error:
+                self._failed = True
+                self._warn("end", f"could not end MLflow run {self._run_id} (kept in {self.journal.folder}): {error}")
+        if not self._failed:
+            self.journal.discard()
 
-    def _drain(self) -> _Batch:
-        batch = _Batch()
+    def _open_or_wait(self) -> bool:
+        if self._thread is threading.current_thread():
+            if self._import_hold is not None:
+                # Import MLflow here; whichever thread runs its import opens the run in it.
+                importlib.import_module("mlflow")
+            return self.open()
+        self._opened.wait()
+        return self._run_id is not None
+
+    def _drain(self) -> Batch:
+        batch = Batch()
         while self._queue:
             entry, offset = self._queue.popleft()
-            if entry["kind"] == "artifact":
-                batch.artifacts[entry["path"]] = batch.artifacts.get(entry["path"], False) or entry["append"]
-            else:
-                batch.add(entry)
-                batch.offset = max(batch.offset, offset)
+            batch.add(entry, offset)
         return batch
 
-    def _write(self, batch: _Batch) -> None:
+    def _write(self, batch: Batch) -> None:
+        link = connection()
         if batch.has_entities:
             try:
-                write_entities(self.client, self.run_id, batch, self._warn)
+                self._call(link.write_entities, self.client, self._run_id, batch, self._warn)
                 self.journal.commit(batch.offset)
             except Exception as error:  # the store is unreachable: the journal keeps it
                 self._failed = True
-                self._warn("batch", f"could not log to MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
+                self._warn("batch", f"could not log to MLflow run {self._run_id} (kept in {self.journal.folder}): {error}")
         if batch.artifacts:
             try:
-                upload_staged(self.client, self.run_id, self.journal, batch.artifacts)
+                self._call(link.upload_staged, self.client, self._run_id, self.journal, batch.artifacts)
             except Exception as error:
                 self._failed = True
-                self._warn("artifacts", f"could not store artifacts of run {self.run_id} (kept in {self.journal.folder}): {error}")
+                self._warn("artifacts", f"could not store artifacts of run {self._run_id} (kept in {self.journal.folder}): {error}")
+
+    def _call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """A call into MLflow, timed so that ``close`` can tell a dead store from a slow drain."""
+        self._waiting_since = time.monotonic()
+        try:
+            return function(*args)
+        finally:
+            self._waiting_since = None
 
     def _warn(self, key: str, message: str) -> None:
         if key not in self._warned:
@@ -198,63 +291,22 @@ class Writer:
             warnings.warn(message, WriterWarning, stacklevel=2)
 
 
-def write_entities(client: MlflowClient, run_id: str, batch: _Batch, warn: Any) -> None:
-    params = [Param(key, value) for key, value in batch.params.items()]
-    tags = [RunTag(key, value) for key, value in batch.tags.items()]
-    metrics = batch.metrics
-    while params or tags or metrics:
-        batch_params, params = params[:MAX_PARAMS_PER_BATCH], params[MAX_PARAMS_PER_BATCH:]
-        batch_tags, tags = tags[:MAX_TAGS_PER_BATCH], tags[MAX_TAGS_PER_BATCH:]
-        room = MAX_ENTITIES_PER_BATCH - len(batch_params) - len(batch_tags)
-        batch_metrics, metrics = metrics[:room], metrics[room:]
-        try:
-            client.log_batch(run_id, metrics=batch_metrics, params=batch_params, tags=batch_tags)
-        except MlflowException:
-            # One param MLflow refuses (e.g. a changed value) must not sink the batch.
-            client.log_batch(run_id, metrics=batch_metrics, tags=batch_tags)
-            for param in batch_params:
-                try:
-                    client.log_batch(run_id, params=[param])
-                except MlflowException as error:
-                    warn(f"param:{param.key}", f"MLflow refused param {param.key!r}: {error}")
+def hold_mlflow_import(open_run: Callable[[], Any]) -> PatchingFinder:
+    """Make the first import of MLflow, by any thread, open the run before it returns.
 
+    MLflow keeps the active run per thread, so the run this writer opens on its own
+    thread is not the script's active run. The script's ``mlflow.log_*`` calls still
+    reach it through ``MLFLOW_RUN_ID`` (set by ``on_open``), but only once the run
+    exists: a script that imports MLflow right after ``PyPads()`` would otherwise log
+    into a run of its own. Python makes every other thread's import of a module wait
+    while one thread executes it, and this hook runs inside that execution.
+    """
+    finder: PatchingFinder
 
-def upload_staged(client: MlflowClient, run_id: str, journal: Journal, paths: Mapping[str, bool]) -> None:
-    """Upload staged artifacts in one ``log_artifacts`` call; drop the ones that are done."""
-    with tempfile.TemporaryDirectory(prefix="pypads-upload-") as folder:
-        root = Path(folder)
-        for path, appendable in paths.items():
-            source = journal.artifacts / path
-            if source.exists():
-                target = root / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    if appendable:
-                        raise OSError("a file that still grows is copied, not linked")
-                    os.link(source, target)
-                except OSError:
-                    shutil.copyfile(source, target)
-        client.log_artifacts(run_id, folder)
-    for path, appendable in paths.items():
-        if not appendable:
-            journal.unstage(path)
+    def loaded(_module: ModuleType) -> None:
+        finder.uninstall()
+        open_run()
 
-
-def recover(journals: Iterable[Journal] | None = None) -> list[str]:
-    """Upload what dead processes left in their journals; their runs end KILLED if
-    still RUNNING. Returns the run ids recovered."""
-    recovered = []
-    for journal in left_behind() if journals is None else journals:
-        meta = journal.meta()
-        client = MlflowClient(meta["tracking_uri"])
-        batch = _Batch()
-        for entry in journal.entries_after(journal.committed()):
-            batch.add(entry)
-        warnings_seen: list[str] = []
-        write_entities(client, meta["run_id"], batch, lambda key, message: warnings_seen.append(message))
-        upload_staged(client, meta["run_id"], journal, dict.fromkeys(journal.staged(), False))
-        if client.get_run(meta["run_id"]).info.status == RunStatus.to_string(RunStatus.RUNNING):
-            client.set_terminated(meta["run_id"], "KILLED")
-        journal.discard()
-        recovered.append(meta["run_id"])
-    return recovered
+    finder = PatchingFinder(lambda name: name == "mlflow", loaded)
+    finder.install()
+    return finder

@@ -18,11 +18,21 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from pypads import PyPads
+from pypads.journal import Journal
+from pypads.store import RunTarget, Store
+from pypads.writer import Writer
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("PYPADS_STRICT", "1")  # logger errors fail tests unless a test says otherwise
 # Journals and the default store of in-process trackers stay out of the user's ~/.pypads.
 os.environ.setdefault("PYPADS_HOME", tempfile.mkdtemp(prefix="pypads-tests-home-"))
+
+
+def writer_for(client: Any, run_id: str, store_uri: str, folder: Path) -> Writer:
+    """A writer into an existing run through ``client`` (a real MlflowClient, perhaps
+    observed), draining only when flushed or closed."""
+    target = RunTarget(Store(store_uri, None), "tests", join_run_id=run_id)
+    return Writer(Journal.create(target, root=folder), target, interval=60, open_run=lambda _: (client, run_id))
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -148,12 +149,13 @@ def test_sigkill_loses_nothing_the_next_pypads_recovers_the_journal(tmp_path):
     killed = run_script(code, tmp_path)
     assert killed.returncode == -signal.SIGKILL
     run_id = killed.stdout.strip()
-    journal = tmp_path / "home" / "journal" / run_id
-    assert journal.is_dir()
+    journals = [folder for folder in (tmp_path / "home" / "journal").iterdir()
+                if json.loads((folder / "meta.json").read_text())["run_id"] == run_id]
+    assert len(journals) == 1
 
     later = run_script("from pypads import PyPads\nPyPads(name='later').end_run()\n", tmp_path)
     assert later.returncode == 0, later.stderr
-    assert not journal.exists()
+    assert list((tmp_path / "home" / "journal").iterdir()) == []
     from conftest import RunView
     from pypads.callmonitor import load
 

@@ -11,11 +11,10 @@ from mlflow.tracking import MlflowClient
 from sklearn import datasets
 from sklearn.tree import DecisionTreeClassifier
 
+from conftest import writer_for
 from pypads import Logger
 from pypads.loggers.serialize import WriteFormats, serialize
 from pypads.provenance import provenance
-from pypads.journal import Journal
-from pypads.writer import Writer
 
 X, y = datasets.load_iris(return_X_y=True)
 
@@ -113,7 +112,7 @@ def test_writer_batches_within_mlflow_limits(store_uri, tmp_path):
     counting = CountingClient(store_uri)
     experiment = counting.client.create_experiment("batching")
     run_id = counting.client.create_run(experiment).info.run_id
-    writer = Writer(counting, run_id, Journal.create(run_id, store_uri, root=tmp_path), interval=60)  # only the explicit flush writes
+    writer = writer_for(counting, run_id, store_uri, tmp_path)  # only the explicit flush writes
     writer.log_params({f"p{i}": str(i) for i in range(250)})
     for step in range(2500):
         writer.log_metric("loss", 1.0 / (step + 1), step=step)
@@ -131,7 +130,7 @@ def test_writer_survives_a_refused_param(store_uri, tmp_path):
     client = MlflowClient(store_uri)
     run_id = client.create_run(client.create_experiment("refused")).info.run_id
     client.log_param(run_id, "fixed", "1")
-    writer = Writer(client, run_id, Journal.create(run_id, store_uri, root=tmp_path), interval=60)
+    writer = writer_for(client, run_id, store_uri, tmp_path)
     writer.log_params({"fixed": "2", "fresh": "3"})
     writer.log_metric("m", 1.0)
     with pytest.warns(UserWarning, match="refused param 'fixed'"):

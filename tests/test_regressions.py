@@ -13,10 +13,8 @@ from sklearn import datasets
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.tree import DecisionTreeClassifier
 
-from conftest import RunView
+from conftest import RunView, writer_for
 from pypads import ConfigError, PyPads
-from pypads.journal import Journal
-from pypads.writer import Writer
 
 X, y = datasets.load_iris(return_X_y=True)
 
@@ -118,7 +116,7 @@ def test_flush_reentered_on_the_draining_thread_returns_instead_of_deadlocking(s
             answers.append(writer.flush())
             return client.log_batch(*args, **kwargs)
 
-    writer = Writer(Interrupting(), run_id, Journal.create(run_id, store_uri, root=tmp_path), interval=60)
+    writer = writer_for(Interrupting(), run_id, store_uri, tmp_path)
     writer.log_metric("m", 1.0)
     assert writer.close() is True
     assert answers == [False]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import asyncio
 import threading
 import traceback
@@ -104,14 +105,21 @@ def test_strict_mode_raises_logger_errors(make_tracker, monkeypatch):
 def test_unreachable_store_warns_and_the_script_goes_on(monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")
-    with pytest.warns(UserWarning, match="could not start an MLflow run"):
+    with pytest.warns(UserWarning, match="could not open an MLflow run"):
         tracker = PyPads(uri="http://127.0.0.1:9", name="nowhere")
+    journal = tracker.writer.journal
     try:
         assert tracker.run_id is None
         model = DecisionTreeClassifier(random_state=0).fit(X, y)
         assert metrics.accuracy_score(y, model.predict(X)) == 1.0
     finally:
         tracker.deactivate()
+    # Nothing is lost: the journal keeps it for the next PyPads() that reaches the store.
+    pending = journal.pending()
+    assert pending.params["DecisionTreeClassifier.random_state"] == "0"
+    assert [key for key, *_ in pending.metrics].count("accuracy_score") == 1
+    assert json.loads((journal.folder / "meta.json").read_text())["status"] == "FINISHED"
+    journal.discard()
 
 
 def test_unpicklable_arguments_are_summarised_not_fatal(make_tracker, read_run):

@@ -191,9 +191,9 @@ class RunSink(Sink):
         self.run = run
         self._objects: set[str] = set()
         self._lines: dict[str, int] = {}
-        run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(
-            {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "run_id": run.run_id,
-             "provenance": provenance("CallRecorder")}).encode())
+        self._header = {"format": FORMAT, "created": time.time(), "pid": os.getpid(),
+                        "provenance": provenance("CallRecorder")}
+        run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(self._header).encode())
         run.on_end(self.flush)
 
     def write(self, name: str, function: Callable[..., Any], encoded: Encoded) -> None:
@@ -235,6 +235,9 @@ class RunSink(Sink):
     def flush(self) -> None:
         for handler in REGISTRY.handler_classes():
             handler.accumulator_done()
+        if self.run.writer.is_open:  # the run is opened off the script's thread; never wait for it here
+            header = {**self._header, "run_id": self.run.writer.run_id}
+            self.run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(header).encode())
 
 
 def _write_atomically(path: Path, content: bytes) -> None:

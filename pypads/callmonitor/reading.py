@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import cloudpickle
-import mlflow.artifacts
 import numpy as np
 
 from pypads.callmonitor.database import RUN_FOLDER
@@ -203,6 +202,9 @@ def load(source: str | Path, allow_pickle: bool = False, tracking_uri: str | Non
 def _download(source: str, tracking_uri: str | None) -> Path:
     uri = source if source.startswith("runs:/") else f"runs:/{source}/{RUN_FOLDER}"
     target = Path(tempfile.mkdtemp(prefix="pypads-callmonitor-load-"))
+    # Imported here: a script that records calls should not pay a second for MLflow.
+    import mlflow.artifacts
+
     try:
         return Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target), tracking_uri=tracking_uri))
     except Exception as error:

@@ -8,10 +8,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from mlflow.utils.import_hooks import register_post_import_hook
-
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
+from pypads.writer import connection
 
 # import name of a library -> MLflow flavor module
 FLAVORS = {
@@ -29,11 +28,19 @@ class MlflowAutologger(Logger):
     """For each library in ``FLAVORS``: ``mlflow.<flavor>.autolog()`` as soon as the
     library is imported (at once if it already is), so MLflow's autologging writes into
     the run pypads tracks — never a run of its own — and is switched off at run end.
-    Options are passed to ``autolog`` (by default no models, no datasets, silent)."""
+    Options are passed to ``autolog`` (by default no models, no datasets, silent).
+
+    MLflow's autologging writes into the active run of the thread that fits, so
+    switching this logger on makes ``PyPads()`` wait for the run to be open and make
+    it MLflow's active run in the calling thread."""
 
     defaults = {"log_models": False, "log_datasets": False, "silent": True}
 
     def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
+        mlflow = importlib.import_module("mlflow")
+        import_hooks = importlib.import_module("mlflow.utils.import_hooks")
+        if run.run_id is not None and mlflow.active_run() is None:
+            connection().start_fluent_run(run.run_id)
         enabled: list[str] = []
         ended: list[bool] = []
 
@@ -48,7 +55,7 @@ class MlflowAutologger(Logger):
             if library in sys.modules:
                 enable(library)
             else:
-                register_post_import_hook(lambda _module, library=library: enable(library), library, overwrite=True)
+                import_hooks.register_post_import_hook(lambda _module, library=library: enable(library), library, overwrite=True)
 
         def disable() -> None:
             ended.append(True)

@@ -20,10 +20,6 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
-# The figure API without pyplot: no global backend or figure state of the user's changes.
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from pypads.calls import Call
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
@@ -169,6 +165,11 @@ def summarize(nodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[i
 def draw(document: Mapping[str, Any]) -> bytes:
     """Rows by nesting depth, boxes in order of first call, grey lines to the calling
     box, red arrows for data flow."""
+    # Imported at run end only: matplotlib takes half a second to import. The figure
+    # API without pyplot leaves the user's backend and figures alone.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     boxes, box_of = summarize(list(document["nodes"]))
     rows: dict[int, list[int]] = {}
     for index, box in enumerate(boxes):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pypads.context import RunContext
 from pypads.run_loggers.privacy import pseudonym
@@ -29,7 +29,14 @@ class RunSettings:
 
 class RunLogger:
     """Base class of pre-run loggers (``init_run_fns``). Override :meth:`log`; write
-    through ``run.writer``. A failure is one warning and a ``pypads.failure.<name>`` tag."""
+    through ``run.writer``. A failure is one warning and a ``pypads.failure.<name>`` tag.
+
+    Run loggers run on a background thread (the script does not wait for them; the end
+    of the run does), unless ``in_background`` is False: for those that must act
+    before the script goes on, like capturing its console.
+    """
+
+    in_background: ClassVar[bool] = True
 
     @property
     def name(self) -> str:

@@ -63,6 +63,8 @@ class IConsole(RunLogger):
     the run was tracked (capped at ``max_bytes`` characters each), written when the run
     ends — normally, by an exception or a signal."""
 
+    in_background = False  # the first line the script prints must be captured
+
     def __init__(self, max_bytes: int = MAX_CONSOLE_BYTES) -> None:
         self.max_bytes = max_bytes
 

@@ -7,13 +7,16 @@ committed users' files).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-import git
 from loguru import logger
 
 from pypads.context import RunContext
 from pypads.run_loggers.base import RunLogger, RunSettings
 from pypads.run_loggers.privacy import redact_url
+
+if TYPE_CHECKING:
+    import git
 
 MAX_DIFF_BYTES = 1_000_000
 LOG_ENTRIES = 20
@@ -29,6 +32,9 @@ class IGit(RunLogger):
         self.max_diff_bytes = max_diff_bytes
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
+        # Imported here, on the run loggers' thread: GitPython takes 0.1 s to import.
+        import git
+
         try:
             repository = git.Repo(os.getcwd(), search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):

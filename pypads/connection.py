@@ -1,0 +1,172 @@
+"""Everything that talks to MLflow: opening the run, writing batches, uploading
+artifacts, ending the run, and recovering what dead processes left in their journals.
+
+Importing MLflow takes about a second, so no module on the script's path imports this
+one: the writer's thread does, once it starts (see ``writer.py``). A script that never
+imports MLflow itself never waits for it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import mlflow
+from mlflow.entities import Metric, Param, RunStatus, RunTag
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+from mlflow.tracking.context import registry as context_registry
+
+from pypads.journal import Batch, Journal, left_behind
+from pypads.store import RunTarget, Store
+
+MAX_PARAMS_PER_BATCH = 100
+MAX_TAGS_PER_BATCH = 100
+MAX_ENTITIES_PER_BATCH = 1000
+
+Warn = Callable[[str, str], None]
+
+
+def open_run(target: RunTarget) -> tuple[MlflowClient, str]:
+    """The client and the id of the run to write into: the one to join, or a new run
+    in the target's experiment, tagged the way ``mlflow.start_run`` tags it (user,
+    source, git commit) so the UI shows where it came from."""
+    client = MlflowClient(target.store.tracking_uri)
+    if target.join_run_id is not None:
+        return client, target.join_run_id
+    experiment_id = ensure_experiment(client, target.store, target.experiment_name)
+    run = client.create_run(experiment_id, tags=context_registry.resolve_tags())
+    return client, run.info.run_id
+
+
+def open_fluent_run(target: RunTarget) -> tuple[MlflowClient, str]:
+    """Like :func:`open_run`, but through ``mlflow.start_run`` on the calling thread,
+    so the run is MLflow's active run there, for a script that uses MLflow itself."""
+    client = MlflowClient(target.store.tracking_uri)
+    if target.join_run_id is not None:
+        return client, target.join_run_id
+    experiment_id = ensure_experiment(client, target.store, target.experiment_name)
+    return client, mlflow.start_run(experiment_id=experiment_id).info.run_id
+
+
+def start_fluent_run(run_id: str) -> None:
+    """Make ``run_id`` MLflow's active run in the calling thread, so the user's own
+    ``mlflow.log_*`` calls there go into it (MLflow keeps one run stack per thread)."""
+    mlflow.start_run(run_id=run_id)
+
+
+def end_fluent_run(run_id: str, status: str) -> bool:
+    """End ``run_id`` if it is MLflow's active run in the calling thread."""
+    active = mlflow.active_run()
+    if active is None or active.info.run_id != run_id:
+        return False
+    mlflow.end_run(status)
+    return True
+
+
+def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
+    """The id of experiment ``name``, created with an explicit artifact folder if new."""
+    experiment = client.get_experiment_by_name(name)
+    if experiment is not None:
+        return experiment.experiment_id
+    location = None
+    if store.artifact_root is not None:
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+        location = (store.artifact_root / safe).as_uri()
+    try:
+        return client.create_experiment(name, artifact_location=location)
+    except Exception:  # another process created it between our two calls
+        experiment = client.get_experiment_by_name(name)
+        if experiment is None:
+            raise
+        return experiment.experiment_id
+
+
+def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn) -> None:
+    """The batch's params, tags and metrics in ``log_batch`` calls within MLflow's limits."""
+    param_list = [Param(key, value) for key, value in batch.params.items()]
+    tag_list = [RunTag(key, value) for key, value in batch.tags.items()]
+    metric_list = [Metric(key, value, timestamp, step) for key, value, timestamp, step in batch.metrics]
+    while param_list or tag_list or metric_list:
+        batch_params, param_list = param_list[:MAX_PARAMS_PER_BATCH], param_list[MAX_PARAMS_PER_BATCH:]
+        batch_tags, tag_list = tag_list[:MAX_TAGS_PER_BATCH], tag_list[MAX_TAGS_PER_BATCH:]
+        room = MAX_ENTITIES_PER_BATCH - len(batch_params) - len(batch_tags)
+        batch_metrics, metric_list = metric_list[:room], metric_list[room:]
+        try:
+            client.log_batch(run_id, metrics=batch_metrics, params=batch_params, tags=batch_tags)
+        except MlflowException:
+            # One param MLflow refuses (e.g. a changed value) must not sink the batch.
+            client.log_batch(run_id, metrics=batch_metrics, tags=batch_tags)
+            for param in batch_params:
+                try:
+                    client.log_batch(run_id, params=[param])
+                except MlflowException as error:
+                    warn(f"param:{param.key}", f"MLflow refused param {param.key!r}: {error}")
+
+
+def upload_staged(client: MlflowClient, run_id: str, journal: Journal, paths: Mapping[str, bool]) -> None:
+    """Upload staged artifacts (path -> still growing) in one ``log_artifacts`` call;
+    drop the finished ones from the journal."""
+    with tempfile.TemporaryDirectory(prefix="pypads-upload-") as folder:
+        root = Path(folder)
+        for path, appendable in paths.items():
+            source = journal.artifacts / path
+            if source.exists():
+                target = root / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    if appendable:
+                        raise OSError("a file that still grows is copied, not linked")
+                    os.link(source, target)
+                except OSError:
+                    shutil.copyfile(source, target)
+        client.log_artifacts(run_id, folder)
+    for path, appendable in paths.items():
+        if not appendable:
+            journal.unstage(path)
+
+
+def end_run(client: MlflowClient, run_id: str, status: str) -> None:
+    client.set_terminated(run_id, status)
+
+
+def recover(journals: Iterable[Journal] | None = None) -> list[str]:
+    """Upload what dead processes left in their journals. A run that was never opened
+    (the store was down) is opened now; a run still RUNNING ends with the status its
+    process ended it with, or KILLED. Returns the run ids recovered."""
+    recovered = []
+    for journal in left_behind() if journals is None else journals:
+        claimed = journal.claim()
+        if claimed is None:
+            continue  # another process is recovering it
+        journal = claimed
+        meta = journal.meta()
+        target = RunTarget(Store(meta["tracking_uri"], _path_or_none(meta.get("artifact_root"))),
+                           meta.get("experiment") or "pypads", meta.get("run_id"))
+        client, run_id = open_run(target)
+        warnings_seen: list[str] = []
+        write_entities(client, run_id, journal.pending(), lambda key, message: warnings_seen.append(message))
+        upload_staged(client, run_id, journal, dict.fromkeys(journal.staged(), False))
+        if meta.get("owns_run", True) and client.get_run(run_id).info.status == RunStatus.to_string(RunStatus.RUNNING):
+            client.set_terminated(run_id, meta.get("status") or "KILLED")
+        journal.discard()
+        recovered.append(run_id)
+    return recovered
+
+
+def recover_quietly() -> None:
+    """:func:`recover`, reporting instead of raising (it runs on a background thread)."""
+    try:
+        recover()
+    except Exception as error:
+        warnings.warn(f"pypads could not recover a journal left by an earlier process: {error}", stacklevel=2)
+
+
+def _path_or_none(text: str | None) -> Path | None:
+    return Path(text) if text else None
