@@ -31,6 +31,11 @@ MAX_TAGS_PER_BATCH = 100
 MAX_ENTITIES_PER_BATCH = 1000
 
 Warn = Callable[[str, str], None]
+Call = Callable[..., Any]
+
+
+def _direct(function: Callable[..., Any], *args: Any) -> Any:
+    return function(*args)
 
 
 def open_run(target: RunTarget) -> tuple[MlflowClient, str]:
@@ -136,10 +141,11 @@ def end_run(client: MlflowClient, run_id: str, status: str) -> None:
     client.set_terminated(run_id, status)
 
 
-def recover(journals: Iterable[Journal] | None = None) -> list[str]:
+def recover(journals: Iterable[Journal] | None = None, call: Call = _direct) -> list[str]:
     """Upload what dead processes left in their journals. A run that was never opened
     (the store was down) is opened now; a run still RUNNING ends with the status its
-    process ended it with, or KILLED. Returns the run ids recovered."""
+    process ended it with, or KILLED. Every MLflow call goes through ``call`` (an
+    :class:`~pypads.writer.AnswerClock` times them). Returns the run ids recovered."""
     recovered = []
     for journal in left_behind() if journals is None else journals:
         claimed = journal.claim()
@@ -149,21 +155,22 @@ def recover(journals: Iterable[Journal] | None = None) -> list[str]:
         meta = journal.meta()
         target = RunTarget(Store(meta["tracking_uri"], _path_or_none(meta.get("artifact_root"))),
                            meta.get("experiment") or "pypads", meta.get("run_id"))
-        client, run_id = open_run(target)
+        client, run_id = call(open_run, target)
+        journal.set_run_id(run_id)
         warnings_seen: list[str] = []
-        write_entities(client, run_id, journal.pending(), lambda key, message: warnings_seen.append(message))
-        upload_staged(client, run_id, journal, dict.fromkeys(journal.staged(), False))
-        if meta.get("owns_run", True) and client.get_run(run_id).info.status == RunStatus.to_string(RunStatus.RUNNING):
-            client.set_terminated(run_id, meta.get("status") or "KILLED")
+        call(write_entities, client, run_id, journal.pending(), lambda key, message: warnings_seen.append(message))
+        call(upload_staged, client, run_id, journal, dict.fromkeys(journal.staged(), False))
+        if meta.get("owns_run", True) and call(client.get_run, run_id).info.status == RunStatus.to_string(RunStatus.RUNNING):
+            call(client.set_terminated, run_id, meta.get("status") or "KILLED")
         journal.discard()
         recovered.append(run_id)
     return recovered
 
 
-def recover_quietly() -> None:
+def recover_quietly(call: Call = _direct) -> None:
     """:func:`recover`, reporting instead of raising (it runs on a background thread)."""
     try:
-        recover()
+        recover(call=call)
     except Exception as error:
         warnings.warn(f"pypads could not recover a journal left by an earlier process: {error}", stacklevel=2)
 

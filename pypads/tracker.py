@@ -15,7 +15,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any
 
 from loguru import logger
@@ -33,7 +33,7 @@ from pypads.patching.patches import Patcher
 from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
-from pypads.writer import Writer, connection
+from pypads.writer import AnswerClock, Writer, connection
 
 RunFunction = Callable[["PyPads"], None]
 
@@ -103,9 +103,11 @@ class PyPads:
         self._previous_mlflow_uri: str | None = None
         self._set_mlflow_uri = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
-        self._background: list[threading.Thread] = []
-        self._recover_left_behind()
+        self._run_loggers: threading.Thread | None = None
+        self._recovery: threading.Thread | None = None
+        self._recovery_clock = AnswerClock()
         self._start_run(RunTarget(self.store, self.experiment_name, joined))
+        self._recover_left_behind()
 
         entries = [entry for file in self.mappings for entry in file.entries]
         self._patcher = Patcher(entries, self._make_site)
@@ -139,21 +141,21 @@ class PyPads:
         right away: then the run is opened here and made MLflow's active run in this
         thread, as ``mlflow.start_run()`` would.
         """
-        mlflow_imported = "mlflow" in sys.modules
+        mlflow = _imported_mlflow()
         if self._owns_run:
             self._set_environment(MLFLOW_TRACKING_URI=self.store.tracking_uri)
-            if mlflow_imported:
+            if mlflow is not None:
                 # MLflow prefers a URI set in-process over the environment.
                 self._previous_mlflow_uri = _explicit_mlflow_uri()
                 self._set_mlflow_uri = True
-                sys.modules["mlflow"].set_tracking_uri(self.store.tracking_uri)
+                mlflow.set_tracking_uri(self.store.tracking_uri)
         try:
             journal = Journal.create(target)
         except OSError as error:  # tracking must never stop the user's script
             warnings.warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
                           stacklevel=3)
             return
-        fluent = mlflow_imported and self._owns_run
+        fluent = mlflow is not None and self._owns_run
         writer = Writer(journal, target, on_open=self._on_run_open,
                         open_run=connection().open_fluent_run if fluent else None)
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": self._mapping_summary()})
@@ -186,11 +188,13 @@ class PyPads:
         self._exit_hooks.uninstall()
         run.ending()
         timeout = self.config["flush_timeout"]
-        for thread in self._background:
-            thread.join(timeout)
+        if self._run_loggers is not None:
+            self._run_loggers.join(timeout)  # local work only: git, system, packages
+        if self._recovery is not None:
+            self._recovery_clock.wait(self._recovery, timeout)  # what it leaves, a later PyPads() finishes
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
         self._restore_environment("MLFLOW_RUN_ID")
-        if closed and self._owns_run and "mlflow" in sys.modules and run.writer.is_open:
+        if closed and self._owns_run and _imported_mlflow() is not None and run.writer.is_open:
             connection().end_fluent_run(run.writer.run_id, status)
 
     def _end_at_exit(self, status: str, failure: str | None) -> None:
@@ -221,7 +225,7 @@ class PyPads:
                                                       for function in in_background],
                                       name="pypads-run-loggers", daemon=True)
             thread.start()
-            self._background.append(thread)
+            self._run_loggers = thread
 
     def _run_init_function(self, function: RunLogger | RunFunction, run: RunContext, settings: RunSettings) -> None:
         try:
@@ -235,9 +239,10 @@ class PyPads:
     def _recover_left_behind(self) -> None:
         """Upload what earlier, killed processes left in their journals, off this thread."""
         if left_behind():
-            thread = threading.Thread(target=lambda: connection().recover_quietly(), name="pypads-recovery", daemon=True)
+            thread = threading.Thread(target=lambda: connection().recover_quietly(self._recovery_clock.call),
+                                      name="pypads-recovery", daemon=True)
             thread.start()
-            self._background.append(thread)
+            self._recovery = thread
 
     def _set_environment(self, **values: str) -> None:
         for key, value in values.items():
@@ -303,7 +308,7 @@ class PyPads:
         self._patcher.restore()
         if self._set_mlflow_uri:
             # set_tracking_uri(None) unsets it in MLflow and in the environment.
-            sys.modules["mlflow"].set_tracking_uri(self._previous_mlflow_uri)  # type: ignore[arg-type]
+            importlib.import_module("mlflow").set_tracking_uri(self._previous_mlflow_uri)  # type: ignore[arg-type]
             self._set_mlflow_uri = False
         self._restore_environment()
         if _active is self:
@@ -372,10 +377,17 @@ def _function_name(function: RunLogger | RunFunction) -> str:
     return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
 
 
+def _imported_mlflow() -> ModuleType | None:
+    """MLflow if this process has imported it, without importing it otherwise."""
+    if "mlflow" not in sys.modules:
+        return None
+    return importlib.import_module("mlflow")  # waits if another thread is importing it right now
+
+
 def _active_mlflow_run_id() -> str | None:
     """The run active in MLflow in this thread, without importing MLflow: a script
     that has not imported it has no active run."""
-    mlflow = sys.modules.get("mlflow")
+    mlflow = _imported_mlflow()
     active = mlflow.active_run() if mlflow is not None else None
     return active.info.run_id if active is not None else None
 
@@ -385,7 +397,7 @@ def _store_for(uri: str | None, joined: str | None) -> Store:
     ``uri`` naming another store then is a contradiction, refused."""
     if joined is None:
         return resolve_store(uri or _explicit_mlflow_uri())
-    current = sys.modules["mlflow"].get_tracking_uri()
+    current = importlib.import_module("mlflow").get_tracking_uri()
     if uri is not None and resolve_store(uri).tracking_uri != resolve_store(current).tracking_uri:
         raise ConfigError(
             f"uri: an MLflow run is active in {current}; pypads joins it there and cannot track into {uri}"
@@ -396,7 +408,7 @@ def _store_for(uri: str | None, joined: str | None) -> Store:
 def _explicit_mlflow_uri() -> str | None:
     """A tracking URI the user set with ``mlflow.set_tracking_uri`` (the environment
     is read by :func:`resolve_store` itself)."""
-    mlflow = sys.modules.get("mlflow")
+    mlflow = _imported_mlflow()
     if mlflow is None:
         return None
     is_set = getattr(mlflow.tracking._tracking_service.utils, "is_tracking_uri_set", None)

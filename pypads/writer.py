@@ -44,7 +44,37 @@ class WriterWarning(UserWarning):
 def connection() -> ModuleType:
     """:mod:`pypads.connection`, imported on first use: it imports MLflow, which takes
     a second that the script should not wait for."""
+    # MLflow first: while one thread opens the run inside MLflow's import (see
+    # hold_mlflow_import), which imports pypads.connection, another thread must wait at
+    # MLflow's import, not hold pypads.connection's import lock: that would deadlock.
+    importlib.import_module("mlflow")
     return importlib.import_module("pypads.connection")
+
+
+class AnswerClock:
+    """When the MLflow call in progress began: lets a thread that waits for another
+    tell a store that does not answer from one that is merely busy."""
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        self._since = time.monotonic()
+        try:
+            return function(*args)
+        finally:
+            self._since = None
+
+    def wait(self, thread: threading.Thread, timeout: float) -> bool:
+        """Wait for ``thread`` to end as long as MLflow answers: False once one call
+        has waited ``timeout`` seconds (counted from now at the earliest)."""
+        waiting_from = time.monotonic()
+        while thread.is_alive():
+            thread.join(0.05)
+            since = self._since
+            if since is not None and time.monotonic() - max(since, waiting_from) > timeout:
+                return False
+        return True
 
 
 class Writer:
@@ -88,7 +118,7 @@ class Writer:
         self._warned: set[str] = set()
         self._failed = False
         self._draining: int | None = None  # the thread that holds _drain_lock
-        self._waiting_since: float | None = None  # when the pending MLflow call was made
+        self._clock = AnswerClock()
         self._import_hold: PatchingFinder | None = None
         self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
 
@@ -215,14 +245,10 @@ class Writer:
             return False  # a signal handler interrupted our own drain: the journal keeps it
         if not self._thread.is_alive() and self._thread.ident is None:
             self._thread.start()  # never started: the final drain still happens
-        waiting_from = time.monotonic()
-        while self._thread.is_alive():
-            self._thread.join(0.05)
-            pending = self._waiting_since
-            if pending is not None and time.monotonic() - max(pending, waiting_from) > timeout:
-                self._warn("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
-                           f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
-                return False
+        if not self._clock.wait(self._thread, timeout):
+            self._warn("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
+                       f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
+            return False
         if self._import_hold is not None:
             self._import_hold.uninstall()
         return not self._failed
@@ -278,12 +304,7 @@ class Writer:
                 self._warn("artifacts", f"could not store artifacts of run {self._run_id} (kept in {self.journal.folder}): {error}")
 
     def _call(self, function: Callable[..., Any], *args: Any) -> Any:
-        """A call into MLflow, timed so that ``close`` can tell a dead store from a slow drain."""
-        self._waiting_since = time.monotonic()
-        try:
-            return function(*args)
-        finally:
-            self._waiting_since = None
+        return self._clock.call(function, *args)
 
     def _warn(self, key: str, message: str) -> None:
         if key not in self._warned:

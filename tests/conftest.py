@@ -129,7 +129,7 @@ def script_environment(tmp_path: Path) -> dict[str, str]:
     ``mlflow.set_tracking_uri`` exports MLFLOW_TRACKING_URI to child processes: drop it,
     or a script would write into whatever store an earlier test used.
     """
-    environment = {key: value for key, value in os.environ.items() if key not in {"MLFLOW_TRACKING_URI", "MLFLOW_PATH"}}
+    environment = {key: value for key, value in os.environ.items() if key not in {"MLFLOW_TRACKING_URI", "MLFLOW_PATH", "MLFLOW_RUN_ID"}}
     return {**environment, "PYPADS_HOME": str(tmp_path / "home")}
 
 

@@ -34,6 +34,37 @@ def store_of(tmp_path):
     return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
 
 
+def test_importing_pypads_imports_neither_mlflow_nor_matplotlib_nor_git(tmp_path):
+    code = "import sys\nimport pypads\nprint(sorted({'mlflow', 'matplotlib', 'git'} & set(sys.modules)))\n"
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_scripts_own_mlflow_calls_right_after_pypads_land_in_its_run(tmp_path):
+    # The run is opened off the script's thread; a script that imports MLflow at once
+    # and logs must still find it, not start a run of its own.
+    code = (
+        "from pypads import PyPads\n"
+        "tracker = PyPads(name='mine')\n"
+        "import mlflow\n"
+        "mlflow.log_metric('own', 1.5)\n"
+        "mlflow.set_tag('mine', 'yes')\n"
+        "from sklearn import datasets\n"
+        "from sklearn.tree import DecisionTreeClassifier\n"
+        "DecisionTreeClassifier(max_depth=2).fit(*datasets.load_iris(return_X_y=True))\n"
+        "print(tracker.run_id, mlflow.active_run().info.run_id)\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    assert result.stdout.split() == [run.run_id, run.run_id]
+    assert run.status == "FINISHED"
+    assert run.metrics["own"] == 1.5 and run.tags["mine"] == "yes"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
+    assert run.tags["mlflow.source.name"].endswith("script.py")  # tagged as mlflow.start_run would
+
+
 def test_normal_exit_finishes_the_run_with_everything_flushed(tmp_path):
     result = run_script(PRELUDE + "print('done', tracker.run_id)\n", tmp_path)
     assert result.returncode == 0, result.stderr

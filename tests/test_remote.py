@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sklearn import datasets, metrics
+from mlflow.tracking import MlflowClient
 from sklearn.tree import DecisionTreeClassifier
 
-from conftest import RunView
+from conftest import RunView, run_script
 
 
 def free_port() -> int:
@@ -22,14 +26,15 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def tracking_server(tmp_path, empty_store):
-    database = tmp_path / "server.db"
-    database.write_bytes(Path(empty_store).read_bytes())
-    port = free_port()
+@contextlib.contextmanager
+def mlflow_server(folder: Path, empty_store: Path, port: int) -> Iterator[tuple[str, Path]]:
+    """A real ``mlflow server`` on loopback, its store and artifacts in ``folder``."""
+    database = folder / "server.db"
+    if not database.exists():
+        database.write_bytes(Path(empty_store).read_bytes())
     server = subprocess.Popen(
         [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{database}",
-         "--artifacts-destination", str(tmp_path / "served-artifacts"), "--host", "127.0.0.1", "--port", str(port),
+         "--artifacts-destination", str(folder / "served-artifacts"), "--host", "127.0.0.1", "--port", str(port),
          "--workers", "1"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
@@ -44,9 +49,17 @@ def tracking_server(tmp_path, empty_store):
                 server.kill()
                 pytest.fail("mlflow server did not come up within 120 s")
             time.sleep(0.5)
-    yield url, tmp_path / "served-artifacts"
-    server.terminate()
-    server.wait(timeout=30)
+    try:
+        yield url, folder / "served-artifacts"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture
+def tracking_server(tmp_path, empty_store):
+    with mlflow_server(tmp_path, empty_store, free_port()) as served:
+        yield served
 
 
 def test_tracking_into_a_remote_server(tracking_server, make_tracker):
@@ -64,3 +77,39 @@ def test_tracking_into_a_remote_server(tracking_server, make_tracker):
     assert "accuracy_score" in run.metrics
     assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier(max_depth=2)"
     assert any(served.rglob("output.txt"))  # stored by the server, not beside the script
+
+
+def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypads_syncs(tmp_path, empty_store):
+    port = free_port()  # nothing listens there yet
+    url = f"http://127.0.0.1:{port}"
+    code = (
+        "from pypads import PyPads\n"
+        f"tracker = PyPads(uri={url!r}, name='offline', config={{'flush_timeout': 1}})\n"
+        "from sklearn import datasets, metrics\n"
+        "from sklearn.tree import DecisionTreeClassifier\n"
+        "X, y = datasets.load_iris(return_X_y=True)\n"
+        "model = DecisionTreeClassifier(max_depth=2).fit(X, y)\n"
+        "print(metrics.accuracy_score(y, model.predict(X)))\n"
+    )
+    # MLflow's HTTP client alone retries for minutes; the script must not wait for it.
+    result = run_script(code, tmp_path, timeout=90)
+    assert result.returncode == 0, result.stderr
+    accuracy = float(result.stdout)
+    assert "did not answer for 1 s" in result.stderr
+    (journal,) = (tmp_path / "home" / "journal").iterdir()
+    meta = json.loads((journal / "meta.json").read_text())
+    assert meta["run_id"] is None and meta["status"] == "FINISHED"
+
+    (tmp_path / "server").mkdir()
+    with mlflow_server(tmp_path / "server", empty_store, port):
+        later = run_script(f"from pypads import PyPads\nPyPads(uri={url!r}, name='later').end_run()\n", tmp_path)
+        assert later.returncode == 0, later.stderr
+        assert list((tmp_path / "home" / "journal").iterdir()) == [], later.stderr
+        client = MlflowClient(url)
+        (run,) = client.search_runs([client.get_experiment_by_name("offline").experiment_id])
+        recovered = RunView(url, run.info.run_id)
+        assert recovered.status == "FINISHED"
+        assert recovered.params["DecisionTreeClassifier.max_depth"] == "2"
+        assert recovered.metrics["accuracy_score"] == accuracy
+        assert recovered.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == \
+            "DecisionTreeClassifier(max_depth=2)"
