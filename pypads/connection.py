@@ -8,12 +8,11 @@ imports MLflow itself never waits for it.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from pypads.store import RunTarget, Store
 MAX_PARAMS_PER_BATCH = 100
 MAX_TAGS_PER_BATCH = 100
 MAX_ENTITIES_PER_BATCH = 1000
+UPLOAD_CHUNK = 200  # files per log_artifacts call
 
 Warn = Callable[[str, str], None]
 Call = Callable[..., Any]
@@ -115,26 +115,33 @@ def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn) 
                     warn(f"param:{param.key}", f"MLflow refused param {param.key!r}: {error}")
 
 
-def upload_staged(client: MlflowClient, run_id: str, journal: Journal, paths: Mapping[str, bool]) -> None:
-    """Upload staged artifacts (path -> still growing) in one ``log_artifacts`` call;
-    drop the finished ones from the journal."""
-    with tempfile.TemporaryDirectory(prefix="pypads-upload-") as folder:
-        root = Path(folder)
-        for path, appendable in paths.items():
-            source = journal.artifacts / path
-            if source.exists():
-                target = root / path
-                target.parent.mkdir(parents=True, exist_ok=True)
-                try:
-                    if appendable:
-                        raise OSError("a file that still grows is copied, not linked")
-                    os.link(source, target)
-                except OSError:
-                    shutil.copyfile(source, target)
-        client.log_artifacts(run_id, folder)
-    for path, appendable in paths.items():
-        if not appendable:
+def upload_artifacts(
+    client: MlflowClient, run_id: str, journal: Journal, paths: Iterable[str], call: Call = _direct
+) -> None:
+    """Upload the journal's artifacts at ``paths``, ``UPLOAD_CHUNK`` files per
+    ``log_artifacts`` call (each timed through ``call``, so thousands of files read as
+    progress, not as a store that does not answer); drop the ones that had files of
+    their own from the journal."""
+    pending = list(paths)
+    while pending:
+        chunk, pending = pending[:UPLOAD_CHUNK], pending[UPLOAD_CHUNK:]
+        # mkdtemp, not TemporaryDirectory: its clean-up at interpreter exit would race a
+        # writer thread that is still uploading.
+        folder = Path(tempfile.mkdtemp(prefix="pypads-upload-"))
+        try:
+            uploaded = [path for path in chunk if _materialize(journal, path, folder)]
+            if uploaded:
+                call(client.log_artifacts, run_id, str(folder))
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        for path in uploaded:
             journal.unstage(path)
+
+
+def _materialize(journal: Journal, path: str, folder: Path) -> bool:
+    target = folder / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return journal.materialize(path, target)
 
 
 def end_run(client: MlflowClient, run_id: str, status: str) -> None:
@@ -159,7 +166,7 @@ def recover(journals: Iterable[Journal] | None = None, call: Call = _direct) -> 
         journal.set_run_id(run_id)
         warnings_seen: list[str] = []
         call(write_entities, client, run_id, journal.pending(), lambda key, message: warnings_seen.append(message))
-        call(upload_staged, client, run_id, journal, dict.fromkeys(journal.staged(), False))
+        upload_artifacts(client, run_id, journal, journal.artifact_paths(), call)
         if meta.get("owns_run", True) and call(client.get_run, run_id).info.status == RunStatus.to_string(RunStatus.RUNNING):
             call(client.set_terminated, run_id, meta.get("status") or "KILLED")
         journal.discard()

@@ -1,19 +1,25 @@
 """The durable local copy of what a run still owes MLflow.
 
-Params, metrics and tags are on local disk before the call that logged them returns,
-as JSON lines appended to a file kept open; artifacts are staged as files. The writer
+Params, metrics, tags and artifacts are on local disk before the call that logged
+them returns, appended to files kept open. The writer
 uploads from here and records how far it got. A process that dies (SIGKILL, power loss
 of the machine aside), or that ends while the store does not answer, leaves its journal
 behind, and the next ``PyPads()`` uploads what is missing.
+
+Creating a file or a folder costs about a millisecond on some disks, so small artifacts
+are not files of their own: their bytes are appended to one data file, and a line in
+``entities.jsonl`` says where they are. Only large ones (over ``INLINE_LIMIT``) are
+staged as files, which the upload hard-links instead of copying.
 
 A journal exists before its MLflow run does (the run is opened off the script's
 thread), so it is named by a local id and learns the run id later:
 
     <PYPADS_HOME>/journal/<local id>/
         meta.json        tracking URI, experiment, run id once known, pid, final status
-        entities.jsonl   one line per param set, metric or tag set
+        entities.jsonl   one line per param set, metric, tag set or small artifact
+        artifacts.data   the bytes of small artifacts (and of pieces appended to one)
         committed        how many bytes of entities.jsonl are in MLflow
-        artifacts/…      staged artifact files, removed once uploaded
+        artifacts/…      large artifact files, removed once uploaded
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import psutil
 from pypads.store import RunTarget, pypads_home
 
 MAX_TAG_LENGTH = 8000
+INLINE_LIMIT = 1 << 20  # larger artifacts are staged as files of their own
 
 
 def journal_root() -> Path:
@@ -47,7 +54,7 @@ class Batch:
     params: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     metrics: list[tuple[str, float, int, int]] = field(default_factory=list)  # key, value, timestamp, step
-    artifacts: dict[str, bool] = field(default_factory=dict)  # path -> still growing
+    artifacts: set[str] = field(default_factory=set)  # paths to upload
     offset: int = 0  # the journal length these entities reach
 
     def add(self, entry: dict[str, Any], offset: int = 0) -> None:
@@ -60,8 +67,7 @@ class Batch:
         elif kind == "metric":
             self.metrics.append((entry["key"], entry["value"], entry["timestamp"], entry["step"]))
         elif kind == "artifact":
-            self.artifacts[entry["path"]] = self.artifacts.get(entry["path"], False) or entry["append"]
-            return
+            self.artifacts.add(entry["path"])
         self.offset = max(self.offset, offset)
 
     @property
@@ -75,8 +81,14 @@ class Journal:
         self.artifacts = folder / "artifacts"
         self._lock = threading.Lock()
         self._entities = folder / "entities.jsonl"
-        self._descriptor: int | None = None
+        self._data = folder / "artifacts.data"
+        self._descriptors: dict[Path, int] = {}
         self._descriptor_pid = 0
+        self._data_size = 0
+        # Where each small artifact's bytes are in the data file: (offset, size) pieces,
+        # one for an artifact written whole, several for one appended to.
+        self._inline: dict[str, list[tuple[int, int]]] = {}
+        self._files: set[str] = set()  # artifacts staged as files of their own
 
     @classmethod
     def create(cls, target: RunTarget, root: Path | None = None) -> Journal:
@@ -107,26 +119,47 @@ class Journal:
         """Append one entity line; returns the journal's length after it."""
         data = (json.dumps(entry) + "\n").encode()
         with self._lock:
-            descriptor = self._open()
-            os.write(descriptor, data)
-            return os.lseek(descriptor, 0, os.SEEK_CUR)
+            return self._append(self._entities, data)
 
-    def stage(self, path: str, content: bytes, append: bool = False) -> None:
-        target = self.artifacts / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if append:
-            with self._lock, open(target, "ab") as stream:
-                stream.write(content)
-        else:
+    def stage(self, path: str, content: bytes, append: bool = False) -> int:
+        """Keep an artifact (or, with ``append``, a piece to add to its end) until it is
+        uploaded. Returns the journal's length after its line (0 for a large artifact,
+        which gets a file of its own and no line)."""
+        if len(content) > INLINE_LIMIT and not append:
+            target = self.artifacts / path
+            target.parent.mkdir(parents=True, exist_ok=True)
             _replace(target, content)
+            with self._lock:
+                self._inline.pop(path, None)
+                self._files.add(path)
+            return 0
+        with self._lock:
+            at = self._data_size
+            self._append(self._data, content)
+            self._data_size += len(content)
+            pieces = self._inline.setdefault(path, []) if append else []
+            pieces.append((at, len(content)))
+            self._inline[path] = pieces
+            replaces_file = path in self._files
+            self._files.discard(path)
+            line = {"kind": "artifact", "path": path, "append": append, "at": at, "size": len(content)}
+            offset = self._append(self._entities, (json.dumps(line) + "\n").encode())
+        if replaces_file:
+            self.unstage(path)
+        return offset
 
-    def _open(self) -> int:
-        # One descriptor for the journal's life: opening and closing the file per
-        # metric cost more than the rest of a hot metric call.
-        if self._descriptor is None or self._descriptor_pid != os.getpid():
-            self._descriptor = os.open(self._entities, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._descriptor_pid = os.getpid()
-        return self._descriptor
+    def _append(self, path: Path, data: bytes) -> int:
+        # Files are opened once for the journal's life: opening and closing one per
+        # metric cost more than all the rest of a hot metric call.
+        if self._descriptor_pid != os.getpid():
+            self._descriptors, self._descriptor_pid = {}, os.getpid()
+        descriptor = self._descriptors.get(path)
+        if descriptor is None:
+            descriptor = self._descriptors[path] = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view):]
+        return os.lseek(descriptor, 0, os.SEEK_CUR)
 
     # --- on the writer's thread -------------------------------------------------------
     def commit(self, offset: int) -> None:
@@ -156,17 +189,53 @@ class Journal:
             batch.add(entry)
         return batch
 
-    def staged(self) -> list[str]:
-        return sorted(p.relative_to(self.artifacts).as_posix() for p in self.artifacts.rglob("*") if p.is_file())
+    def materialize(self, path: str, target: Path) -> bool:
+        """Put the artifact's current content at ``target`` (hard-linked if it is a
+        file of its own); False if the journal has no such artifact."""
+        with self._lock:
+            pieces = list(self._inline.get(path, ()))
+        if pieces:
+            with open(self._data, "rb") as data, open(target, "wb") as out:
+                for at, size in pieces:
+                    data.seek(at)
+                    out.write(data.read(size))
+            return True
+        source = self.artifacts / path
+        if not source.exists():
+            return False
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copyfile(source, target)
+        return True
+
+    def artifact_paths(self) -> list[str]:
+        """Every artifact the journal holds (for recovery: it uploads them all again)."""
+        self._read_index()
+        files = {p.relative_to(self.artifacts).as_posix() for p in self.artifacts.rglob("*") if p.is_file()}
+        return sorted(files | set(self._inline))
+
+    def _read_index(self) -> None:
+        """Rebuild where small artifacts are, from the lines of a journal left behind."""
+        inline: dict[str, list[tuple[int, int]]] = {}
+        for entry in self.entries_after(0):
+            if entry.get("kind") == "artifact":
+                pieces = inline.setdefault(entry["path"], []) if entry["append"] else []
+                pieces.append((entry["at"], entry["size"]))
+                inline[entry["path"]] = pieces
+        with self._lock:
+            self._inline = inline
 
     def unstage(self, path: str) -> None:
+        """Drop an uploaded artifact that has a file of its own."""
         (self.artifacts / path).unlink(missing_ok=True)
 
     def discard(self) -> None:
         with self._lock:
-            if self._descriptor is not None and self._descriptor_pid == os.getpid():
-                os.close(self._descriptor)
-            self._descriptor = None
+            if self._descriptor_pid == os.getpid():
+                for descriptor in self._descriptors.values():
+                    os.close(descriptor)
+            self._descriptors, self._data_size, self._inline, self._files = {}, 0, {}, set()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # --- ownership --------------------------------------------------------------------

@@ -179,14 +179,13 @@ class Writer:
     def log_bytes(self, artifact_path: str, content: bytes) -> None:
         """Store ``content`` as the artifact ``artifact_path`` (replacing an earlier one)."""
         self._reopen_if_closed()
-        self.journal.stage(artifact_path, content)
-        self._enqueue({"kind": "artifact", "path": artifact_path, "append": False}, 0)
+        self._enqueue({"kind": "artifact", "path": artifact_path}, self.journal.stage(artifact_path, content))
 
     def append_bytes(self, artifact_path: str, content: bytes) -> None:
         """Add ``content`` to the end of the artifact ``artifact_path``."""
         self._reopen_if_closed()
-        self.journal.stage(artifact_path, content, append=True)
-        self._enqueue({"kind": "artifact", "path": artifact_path, "append": True}, 0)
+        self._enqueue({"kind": "artifact", "path": artifact_path},
+                      self.journal.stage(artifact_path, content, append=True))
 
     def log_text(self, artifact_path: str, text: str) -> None:
         self.log_bytes(artifact_path, text.encode("utf-8"))
@@ -298,7 +297,7 @@ class Writer:
                 self._warn("batch", f"could not log to MLflow run {self._run_id} (kept in {self.journal.folder}): {error}")
         if batch.artifacts:
             try:
-                self._call(link.upload_staged, self.client, self._run_id, self.journal, batch.artifacts)
+                link.upload_artifacts(self.client, self._run_id, self.journal, sorted(batch.artifacts), self._call)
             except Exception as error:
                 self._failed = True
                 self._warn("artifacts", f"could not store artifacts of run {self._run_id} (kept in {self.journal.folder}): {error}")

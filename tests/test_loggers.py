@@ -90,7 +90,10 @@ def test_custom_logger_sees_the_call(make_tracker):
 
 def test_serialize_text_and_unpicklable():
     origin = lambda: provenance("Test")  # noqa: E731
-    assert serialize(np.arange(3), WriteFormats.text, 1000, origin) == ("txt", b"[0 1 2]")
+    assert serialize(np.arange(3), WriteFormats.text, 1000, origin) == ("txt", b"[0, 1, 2]")
+    # every digit of a float64, where np.array2string rounds to 8
+    assert serialize(np.array([[1 / 3, 2.0]]), WriteFormats.text, 1000, origin) == ("txt", b"[[0.3333333333333333, 2.0]]")
+    assert serialize(np.zeros((1, 1, 2)), WriteFormats.text, 1000, origin) == ("txt", b"[[[0. 0.]]]")
     extension, content = serialize(lambda: 1, WriteFormats.text, 1000, origin)
     assert extension == "txt" and b"lambda" in content
 
