@@ -30,10 +30,10 @@ import shutil
 import threading
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import psutil
 
@@ -147,6 +147,19 @@ class Journal:
         if replaces_file:
             self.unstage(path)
         return offset
+
+    def stage_file(self, path: str, write: Callable[[BinaryIO], None]) -> None:
+        """Keep the artifact that ``write`` writes into the file it is given: large
+        content goes to disk once, straight from where it is."""
+        target = self.artifacts / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(staging, "wb") as stream:
+            write(stream)
+        os.replace(staging, target)
+        with self._lock:
+            self._inline.pop(path, None)
+            self._files.add(path)
 
     def _append(self, path: Path, data: bytes) -> int:
         # Files are opened once for the journal's life: opening and closing one per

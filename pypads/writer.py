@@ -28,7 +28,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import Any
+from typing import Any, BinaryIO
 
 from pypads.journal import Batch, Journal
 from pypads.patching.importer import PatchingFinder
@@ -186,6 +186,13 @@ class Writer:
         self._reopen_if_closed()
         self._enqueue({"kind": "artifact", "path": artifact_path},
                       self.journal.stage(artifact_path, content, append=True))
+
+    def log_file(self, artifact_path: str, write: Callable[[BinaryIO], None]) -> None:
+        """Store the artifact ``artifact_path`` as ``write`` writes it into the file it
+        is given: for large content, which is then never held in memory as bytes."""
+        self._reopen_if_closed()
+        self.journal.stage_file(artifact_path, write)
+        self._enqueue({"kind": "artifact", "path": artifact_path}, 0)
 
     def log_text(self, artifact_path: str, text: str) -> None:
         self.log_bytes(artifact_path, text.encode("utf-8"))

@@ -3,6 +3,7 @@ case in a real subprocess."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -287,6 +288,8 @@ for i in range(10):
     objects = list((root / "objects").iterdir())
     assert len(objects) == 1 and objects[0].stat().st_size > 800_000
     assert objects[0].stat().st_nlink == 11  # the object and the ten calls' arg_0.npy are one file
+    # named by the SHA-256 of the file itself, so anyone can check it with sha256sum
+    assert objects[0].name == hashlib.sha256(objects[0].read_bytes()).hexdigest() + ".npy"
     db = load(root)
     assert db.calls("tiny") == 100_000 and db.get("tiny", 99_999) == ([99_998], {})
     np.testing.assert_array_equal(db.get("big", 10)[0][0], np.random.RandomState(0).rand(1000, 100))

@@ -32,8 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from pypads.callmonitor.handlers import REGISTRY
-from pypads.callmonitor.records import FORMAT, Encoded, describe_function
+from pypads.callmonitor.records import FORMAT, Encoded, describe_function, save_npy
 from pypads.context import RunContext
 from pypads.provenance import provenance
 
@@ -140,20 +142,23 @@ class FolderSink(Sink):
             _write_atomically(folder / "function.json", json.dumps(describe_function(function, provenance("intercept"))).encode())
 
         self.first_call(name, prepare)
-        for object_name, content in encoded.objects.items():
-            self._store_object(object_name, content)
+        for object_name, array in encoded.objects.items():
+            self._store_object(object_name, array)
         if encoded.needs_folder:
             self._write_folder(folder, encoded)
         else:
             self._append(folder / "calls.jsonl", json.dumps(encoded.record) + "\n")
 
-    def _store_object(self, name: str, content: bytes) -> None:
+    def _store_object(self, name: str, array: np.ndarray) -> None:
         if name in self._objects:
             return
         target = self.root / "objects" / name
         if not target.exists():
             target.parent.mkdir(exist_ok=True)
-            _write_atomically(target, content)
+            staging = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(staging, "wb") as stream:
+                save_npy(array, stream)
+            os.replace(staging, target)
         self._objects.add(name)
 
     def _write_folder(self, folder: Path, encoded: Encoded) -> None:
@@ -204,8 +209,8 @@ class RunSink(Sink):
         with self._lock:
             new_objects = [item for item in encoded.objects.items() if item[0] not in self._objects]
             self._objects.update(name for name, _ in new_objects)
-        for object_name, content in new_objects:
-            writer.log_bytes(f"{RUN_FOLDER}/objects/{object_name}", content)
+        for object_name, array in new_objects:
+            writer.log_file(f"{RUN_FOLDER}/objects/{object_name}", lambda stream, array=array: save_npy(array, stream))
         if encoded.needs_folder:
             self._write_folder(f"{RUN_FOLDER}/{name}/{encoded.record['n']}", encoded)
             return

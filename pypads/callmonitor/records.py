@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import io
 import json
 import traceback
 from dataclasses import dataclass, field
@@ -32,8 +31,9 @@ class Encoded:
     """A record and what must be stored beside it."""
 
     record: dict[str, Any]
-    objects: dict[str, bytes] = field(default_factory=dict)
-    """Content-addressed files, by name under ``objects/``."""
+    objects: dict[str, np.ndarray] = field(default_factory=dict)
+    """Arrays stored by content, by file name under ``objects/`` (the sink writes
+    each one with ``np.save`` once, straight from the array's memory)."""
     files: dict[str, bytes] = field(default_factory=dict)
     """Files of the call's own folder (pickles)."""
     handlers: list[Handler] = field(default_factory=list)
@@ -76,11 +76,8 @@ class Encoder:
             return {"kind": "numpy_scalar", "dtype": str(value.dtype), "value": value.item()}
         handler = self.registry.handler_for(value)
         if handler is NPHandler:  # the built-in one: stored once per content
-            buffer = io.BytesIO()
-            np.save(buffer, value, allow_pickle=False)
-            content = buffer.getvalue()
-            digest = hashlib.sha256(content).hexdigest()
-            encoded.objects[f"{digest}.npy"] = content
+            digest = npy_digest(value)
+            encoded.objects[f"{digest}.npy"] = value
             encoded.record.setdefault("links", {})[f"arg_{label}.npy"] = f"{digest}.npy"
             return {"kind": "numpy", "object": f"{digest}.npy", "shape": list(value.shape), "dtype": str(value.dtype)}
         if handler is not None:
@@ -90,6 +87,29 @@ class Encoder:
         content = cloudpickle.dumps(value)
         encoded.files[f"arg_{label}.pickle"] = content
         return {"kind": "pickle", "file": f"arg_{label}.pickle", "type": _type_name(value)}
+
+
+class _Hashing:
+    """A file-like object that only hashes what is written to it."""
+
+    def __init__(self) -> None:
+        self.hash = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.hash.update(data)
+        return len(data)
+
+
+def npy_digest(array: np.ndarray) -> str:
+    """The SHA-256 of the ``.npy`` file ``np.save`` writes for ``array``, without
+    writing it or copying the array: numpy hands a non-file writer 16 MB pieces."""
+    hashing = _Hashing()
+    np.lib.format.write_array(hashing, array, allow_pickle=False)  # type: ignore[arg-type]
+    return hashing.hash.hexdigest()
+
+
+def save_npy(array: np.ndarray, stream: Any) -> None:
+    np.save(stream, array, allow_pickle=False)
 
 
 def _inline(value: Any) -> dict[str, Any] | None:
