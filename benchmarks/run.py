@@ -14,6 +14,7 @@ import argparse
 import functools
 import gc
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -206,6 +207,89 @@ def call_recording(quick: bool) -> None:
         f"{plain / recorded:.2f}x np.save speed; 10 calls stored {objects} object(s)")
 
 
+def script_output(code: str, env: dict[str, str] | None = None) -> tuple[str, float]:
+    """Run ``code`` in a fresh interpreter; its stdout and the seconds from its last
+    printed line to its exit (what the script waited for at exit)."""
+    environment = {**os.environ, **(env or {})}
+    environment.pop("MLFLOW_TRACKING_URI", None)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True, env=environment)
+    assert process.stdout is not None
+    lines = []
+    last_line_at = time.perf_counter()
+    for line in process.stdout:
+        lines.append(line)
+        last_line_at = time.perf_counter()
+    process.wait()
+    return "".join(lines), time.perf_counter() - last_line_at
+
+
+def memory(store: str, quick: bool) -> None:
+    size_mb = 50 if quick else 500
+    template = textwrap.dedent(f"""
+        import gc, weakref
+        {{before}}
+        import numpy as np
+        from sklearn.linear_model import Ridge
+        X = np.random.RandomState(0).rand({size_mb} * 1024 * 1024 // 8 // 50, 50)
+        y = X[:, 0] * 2.0
+        Ridge(alpha=1.0, solver="cholesky").fit(X, y)
+        data = weakref.ref(X)
+        del X
+        gc.collect()
+        # VmHWM, not ru_maxrss: ru_maxrss keeps the parent's size from before exec.
+        peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
+        print(int(peak) / 1024, data() is None)
+    """)
+    tracked = template.format(before=f"from pypads import PyPads\ntracker = PyPads(uri={store!r}, name='bench-memory')")
+    with_mlflow = template.format(before="import mlflow")
+    untracked = template.format(before="")
+    peaks: dict[str, float] = {}
+    released = True
+    for name, code in (("untracked", untracked), ("tracked", tracked), ("mlflow", with_mlflow)):
+        output, _ = script_output(code)
+        peak, freed = output.split()
+        peaks[name] = float(peak)
+        released = released and freed == "True"
+    row(f"peak RSS, fit on a {size_mb} MB array", f"{peaks['tracked']:.0f} MB",
+        f"untracked {peaks['untracked']:.0f} MB; untracked + import mlflow {peaks['mlflow']:.0f} MB",
+        f"+{peaks['tracked'] - peaks['untracked']:.0f} MB (budget 50 MB), of which MLflow's import "
+        f"+{peaks['mlflow'] - peaks['untracked']:.0f} MB; user data released after the call: {released}")
+
+
+def exit_wait(store: str, quick: bool) -> None:
+    metrics = 200 if quick else 2000
+    script = textwrap.dedent(f"""
+        import time
+        from pypads import PyPads
+        tracker = PyPads(uri={{uri!r}}, name="bench-exit", init_run_fns=[], config={{{{"flush_timeout": 5}}}})
+        for step in range({metrics}):
+            tracker.writer.log_metric("loss", 1.0 / (step + 1), step=step)
+        {{end}}
+        print(time.perf_counter() - started if {{timed}} else 0, flush=True)
+    """)
+    # The same script twice: once leaving its data to the exit, once flushing it before
+    # its last line (which also says how long the flush took). The difference in the
+    # time from the last line to the process' end is what the exit waited for the data.
+    pending = script.format(uri=store, end="started = 0", timed=False)
+    flushed = script.format(uri=store, end="started = time.perf_counter()\ntracker.end_run()", timed=True)
+    waits, flushes, teardowns = [], [], []
+    for _ in range(1 if quick else 3):
+        waits.append(script_output(pending)[1])
+        output, teardown = script_output(flushed)
+        flushes.append(float(output))
+        teardowns.append(teardown)
+    waited = statistics.median(waits) - statistics.median(teardowns)
+    flush = statistics.median(flushes)
+    with socket.socket() as probe:  # a port where nothing listens: a dead tracking server
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    dead_waited = script_output(script.format(uri=dead, end="started = 0", timed=False))[1] - statistics.median(teardowns)
+    row(f"exit with {metrics} metrics pending", f"waited {waited:.2f} s", f"the flush itself {flush:.2f} s",
+        f"{waited - flush:+.2f} s beyond the flush; dead server: waited {dead_waited:.2f} s "
+        "(bound: flush_timeout 5 s), data left in the journal")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run with tiny sizes")
@@ -219,6 +303,8 @@ def main() -> None:
         hot_metrics(store, options.quick)
         start_up(store, options.quick)
         call_recording(options.quick)
+        memory(store, options.quick)
+        exit_wait(store, options.quick)
     print("\n| row | pypads | anchor | ratio |\n|---|---|---|---|")
     for name, measured, anchor, ratio in ROWS:
         print(f"| {name} | {measured} | {anchor} | {ratio} |")

@@ -20,6 +20,10 @@ next ``PyPads()`` uploads (:func:`pypads.connection.recover`).
 
 from __future__ import annotations
 
+# Imported now, not by MLflow's import on the writer's thread: it registers a threading
+# exit hook, which Python refuses once it shuts down, and a short script can end while
+# the writer is still importing MLflow (the run would then stay in the journal).
+import concurrent.futures.thread  # noqa: F401
 import importlib
 import sys
 import threading

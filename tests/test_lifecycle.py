@@ -65,6 +65,16 @@ def test_the_scripts_own_mlflow_calls_right_after_pypads_land_in_its_run(tmp_pat
     assert run.tags["mlflow.source.name"].endswith("script.py")  # tagged as mlflow.start_run would
 
 
+def test_a_script_that_ends_before_the_run_is_open_still_gets_its_run(tmp_path):
+    # The writer may still be importing MLflow when the interpreter shuts down.
+    result = run_script("from pypads import PyPads\nPyPads(name='short').writer.log_metric('m', 2.0)\n", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    run = only_run(store_of(tmp_path))
+    assert run.status == "FINISHED" and run.metrics["m"] == 2.0
+    assert list((tmp_path / "home" / "journal").iterdir()) == []
+
+
 def test_normal_exit_finishes_the_run_with_everything_flushed(tmp_path):
     result = run_script(PRELUDE + "print('done', tracker.run_id)\n", tmp_path)
     assert result.returncode == 0, result.stderr
