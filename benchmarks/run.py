@@ -233,28 +233,32 @@ def memory(store: str, quick: bool) -> None:
         from sklearn.linear_model import Ridge
         X = np.random.RandomState(0).rand({size_mb} * 1024 * 1024 // 8 // 50, 50)
         y = X[:, 0] * 2.0
+        def status(key):
+            return int(next(line for line in open("/proc/self/status") if line.startswith(key)).split()[1]) / 1024
+        before_fit = status("VmRSS:")
         Ridge(alpha=1.0, solver="cholesky").fit(X, y)
         data = weakref.ref(X)
         del X
         gc.collect()
         # VmHWM, not ru_maxrss: ru_maxrss keeps the parent's size from before exec.
-        peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
-        print(int(peak) / 1024, data() is None)
+        print(status("VmHWM:"), status("VmHWM:") - before_fit, data() is None)
     """)
     tracked = template.format(before=f"from pypads import PyPads\ntracker = PyPads(uri={store!r}, name='bench-memory')")
     with_mlflow = template.format(before="import mlflow")
     untracked = template.format(before="")
     peaks: dict[str, float] = {}
+    growth: dict[str, float] = {}
     released = True
     for name, code in (("untracked", untracked), ("tracked", tracked), ("mlflow", with_mlflow)):
         output, _ = script_output(code)
-        peak, freed = output.split()
-        peaks[name] = float(peak)
+        peak, grown, freed = output.split()
+        peaks[name], growth[name] = float(peak), float(grown)
         released = released and freed == "True"
     row(f"peak RSS, fit on a {size_mb} MB array", f"{peaks['tracked']:.0f} MB",
         f"untracked {peaks['untracked']:.0f} MB; untracked + import mlflow {peaks['mlflow']:.0f} MB",
         f"+{peaks['tracked'] - peaks['untracked']:.0f} MB (budget 50 MB), of which MLflow's import "
-        f"+{peaks['mlflow'] - peaks['untracked']:.0f} MB; user data released after the call: {released}")
+        f"+{peaks['mlflow'] - peaks['untracked']:.0f} MB; the fit itself grew the peak by {growth['tracked']:.0f} MB "
+        f"tracked, {growth['untracked']:.0f} MB untracked; user data released after the call: {released}")
 
 
 def exit_wait(store: str, quick: bool) -> None:
