@@ -285,7 +285,10 @@ class Writer:
         if self._thread is threading.current_thread():
             if self._import_hold is not None:
                 # Import MLflow here; whichever thread runs its import opens the run in it.
-                importlib.import_module("mlflow")
+                try:
+                    importlib.import_module("mlflow")
+                except Exception:  # noqa: S110 - open() below reports it, and run_id stops waiting
+                    pass
             return self.open()
         self._opened.wait()
         return self._run_id is not None
