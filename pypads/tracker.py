@@ -186,10 +186,12 @@ class PyPads:
         if active_run() is run:
             set_active_run(None)
         self._exit_hooks.uninstall()
-        run.ending()
         timeout = self.config["flush_timeout"]
         if self._run_loggers is not None:
-            self._run_loggers.join(timeout)  # local work only: git, system, packages
+            # Local work only (git, system, packages); first, as they may register
+            # callbacks for the run's end (the hardware sampler stops in one).
+            self._run_loggers.join(timeout)
+        run.ending()
         if self._recovery is not None:
             self._recovery_clock.wait(self._recovery, timeout)  # what it leaves, a later PyPads() finishes
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
