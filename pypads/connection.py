@@ -144,10 +144,6 @@ def _materialize(journal: Journal, path: str, folder: Path) -> bool:
     return journal.materialize(path, target)
 
 
-def end_run(client: MlflowClient, run_id: str, status: str) -> None:
-    client.set_terminated(run_id, status)
-
-
 def recover(journals: Iterable[Journal] | None = None, call: Call = _direct) -> list[str]:
     """Upload what dead processes left in their journals. A run that was never opened
     (the store was down) is opened now; a run still RUNNING ends with the status its

@@ -128,7 +128,7 @@ class Journal:
         if len(content) > INLINE_LIMIT and not append:
             target = self.artifacts / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            _replace(target, content)
+            write_atomically(target, content)
             with self._lock:
                 self._inline.pop(path, None)
                 self._files.add(path)
@@ -153,10 +153,7 @@ class Journal:
         content goes to disk once, straight from where it is."""
         target = self.artifacts / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        staging = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        with open(staging, "wb") as stream:
-            write(stream)
-        os.replace(staging, target)
+        write_atomically(target, write)
         with self._lock:
             self._inline.pop(path, None)
             self._files.add(path)
@@ -176,7 +173,7 @@ class Journal:
 
     # --- on the writer's thread -------------------------------------------------------
     def commit(self, offset: int) -> None:
-        _replace(self.folder / "committed", str(offset).encode())
+        write_atomically(self.folder / "committed", str(offset).encode())
 
     def committed(self) -> int:
         try:
@@ -277,7 +274,7 @@ class Journal:
         return journal
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        _replace(self.folder / "meta.json", json.dumps(meta).encode())
+        write_atomically(self.folder / "meta.json", json.dumps(meta).encode())
 
     def _update_meta(self, **changes: Any) -> None:
         with self._lock:
@@ -300,7 +297,14 @@ def left_behind(root: Path | None = None) -> list[Journal]:
     return journals
 
 
-def _replace(path: Path, content: bytes) -> None:
+def write_atomically(path: Path, content: bytes | Callable[[BinaryIO], None]) -> None:
+    """Write ``content`` (bytes, or a function that writes into the file it is given)
+    to ``path`` so that readers, and a process killed meanwhile, see the old file or
+    the whole new one, never a part."""
     staging = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    staging.write_bytes(content)
+    with open(staging, "wb") as stream:
+        if callable(content):
+            content(stream)
+        else:
+            stream.write(content)
     os.replace(staging, path)

@@ -274,7 +274,7 @@ class Writer:
         self.flush()
         if self._end_status is not None and self.target.join_run_id is None and not self._failed:
             try:
-                self._call(connection().end_run, self.client, self._run_id, self._end_status)
+                self._call(self.client.set_terminated, self._run_id, self._end_status)
             except Exception as error:
                 self._failed = True
                 self._warn("end", f"could not end MLflow run {self._run_id} (kept in {self.journal.folder}): {error}")

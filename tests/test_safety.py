@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import asyncio
+import gc
+import json
 import threading
 import traceback
 import warnings
+import weakref
 
+import numpy as np
 import pytest
 from sklearn import datasets, metrics
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import ConfigError, Logger, LoggerFailure, LoggerWarning, PyPads
+from pypads.defaults import DEFAULT_CONFIG
 from pypads.calls import current_call
 
 X, y = datasets.load_iris(return_X_y=True)
@@ -224,3 +228,17 @@ def test_super_chain_is_one_call(make_tracker, read_run):
     tracker.end_run()
     folders = {path.split("/")[1] for path in read_run(run_id).artifacts("calls")}
     assert [name for name in folders if name.endswith("RidgeCV.fit")] == ["0001_RidgeCV.fit"]
+
+
+@pytest.mark.parametrize("events", [None, {"calls": {"on": ["pypads_fit"]}}], ids=["default", "call recording"])
+def test_tracking_keeps_no_reference_to_the_users_data(make_tracker, events):
+    make_tracker(config=None if events is None else {"events": {**DEFAULT_CONFIG["events"], **events}})
+    # Larger than max_bytes, so Input writes a summary with a digest of the whole array.
+    data = np.random.RandomState(0).rand(20_000, 10)
+    target = (data[:, 0] > 0.5).astype(int)
+    model = DecisionTreeClassifier(max_depth=2).fit(data, target)
+    data_ref, target_ref = weakref.ref(data), weakref.ref(target)
+    del data, target
+    gc.collect()
+    assert data_ref() is None and target_ref() is None
+    assert model.predict(np.zeros((1, 10))).shape == (1,)

@@ -37,6 +37,7 @@ import numpy as np
 from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import FORMAT, Encoded, describe_function, save_npy
 from pypads.context import RunContext
+from pypads.journal import write_atomically
 from pypads.provenance import provenance
 
 ROOT_NAME = "call-monitor"
@@ -130,7 +131,7 @@ class FolderSink(Sink):
                 break
             except FileExistsError:
                 continue
-        _write_atomically(root / "db.json", json.dumps(
+        write_atomically(root / "db.json", json.dumps(
             {"format": FORMAT, "created": time.time(), "pid": os.getpid(), "provenance": provenance("intercept")}).encode())
         return cls(root)
 
@@ -139,7 +140,7 @@ class FolderSink(Sink):
 
         def prepare() -> None:
             folder.mkdir(exist_ok=True)
-            _write_atomically(folder / "function.json", json.dumps(describe_function(function, provenance("intercept"))).encode())
+            write_atomically(folder / "function.json", json.dumps(describe_function(function, provenance("intercept"))).encode())
 
         self.first_call(name, prepare)
         for object_name, array in encoded.objects.items():
@@ -155,10 +156,7 @@ class FolderSink(Sink):
         target = self.root / "objects" / name
         if not target.exists():
             target.parent.mkdir(exist_ok=True)
-            staging = target.with_name(f".{name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with open(staging, "wb") as stream:
-                save_npy(array, stream)
-            os.replace(staging, target)
+            write_atomically(target, lambda stream: save_npy(array, stream))
         self._objects.add(name)
 
     def _write_folder(self, folder: Path, encoded: Encoded) -> None:
@@ -243,9 +241,3 @@ class RunSink(Sink):
         if self.run.writer.is_open:  # the run is opened off the script's thread; never wait for it here
             header = {**self._header, "run_id": self.run.writer.run_id}
             self.run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(header).encode())
-
-
-def _write_atomically(path: Path, content: bytes) -> None:
-    staging = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    staging.write_bytes(content)
-    os.replace(staging, path)
