@@ -126,12 +126,7 @@ class Journal:
         uploaded. Returns the journal's length after its line (0 for a large artifact,
         which gets a file of its own and no line)."""
         if len(content) > INLINE_LIMIT and not append:
-            target = self.artifacts / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(target, content)
-            with self._lock:
-                self._inline.pop(path, None)
-                self._files.add(path)
+            self.stage_file(path, lambda stream: stream.write(content))
             return 0
         with self._lock:
             at = self._data_size
@@ -148,7 +143,7 @@ class Journal:
             self.unstage(path)
         return offset
 
-    def stage_file(self, path: str, write: Callable[[BinaryIO], None]) -> None:
+    def stage_file(self, path: str, write: Callable[[BinaryIO], Any]) -> None:
         """Keep the artifact that ``write`` writes into the file it is given: large
         content goes to disk once, straight from where it is."""
         target = self.artifacts / path
