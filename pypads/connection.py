@@ -1,9 +1,9 @@
 """Everything that talks to MLflow: opening the run, writing batches, uploading
-artifacts, ending the run, and recovering what dead processes left in their journals.
+artifacts and ending the run.
 
-Importing MLflow takes about a second, so no module on the script's path imports this
-one: the writer's thread does, once it starts (see ``writer.py``). A script that never
-imports MLflow itself never waits for it.
+Importing MLflow takes about a second and 170 MB, so no module on the script's path
+imports this one: the uploader does (see ``uploader.py``), in a process of its own
+unless the script has imported MLflow itself.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
 
-from pypads.journal import Batch, Journal, left_behind
+from pypads.journal import Batch, Journal
 from pypads.store import RunTarget, Store
 
 MAX_PARAMS_PER_BATCH = 100
@@ -132,10 +131,10 @@ def upload_artifacts(
             uploaded = [path for path in chunk if _materialize(journal, path, folder)]
             if uploaded:
                 call(client.log_artifacts, run_id, str(folder))
+            for path in uploaded:
+                journal.unstage(path, folder / path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        for path in uploaded:
-            journal.unstage(path)
 
 
 def _materialize(journal: Journal, path: str, folder: Path) -> bool:
@@ -144,39 +143,8 @@ def _materialize(journal: Journal, path: str, folder: Path) -> bool:
     return journal.materialize(path, target)
 
 
-def recover(journals: Iterable[Journal] | None = None, call: Call = _direct) -> list[str]:
-    """Upload what dead processes left in their journals. A run that was never opened
-    (the store was down) is opened now; a run still RUNNING ends with the status its
-    process ended it with, or KILLED. Every MLflow call goes through ``call`` (an
-    :class:`~pypads.writer.AnswerClock` times them). Returns the run ids recovered."""
-    recovered = []
-    for journal in left_behind() if journals is None else journals:
-        claimed = journal.claim()
-        if claimed is None:
-            continue  # another process is recovering it
-        journal = claimed
-        meta = journal.meta()
-        target = RunTarget(Store(meta["tracking_uri"], _path_or_none(meta.get("artifact_root"))),
-                           meta.get("experiment") or "pypads", meta.get("run_id"))
-        client, run_id = call(open_run, target)
-        journal.set_run_id(run_id)
-        warnings_seen: list[str] = []
-        call(write_entities, client, run_id, journal.pending(), lambda key, message: warnings_seen.append(message))
-        upload_artifacts(client, run_id, journal, journal.artifact_paths(), call)
-        if meta.get("owns_run", True) and call(client.get_run, run_id).info.status == RunStatus.to_string(RunStatus.RUNNING):
-            call(client.set_terminated, run_id, meta.get("status") or "KILLED")
-        journal.discard()
-        recovered.append(run_id)
-    return recovered
-
-
-def recover_quietly(call: Call = _direct) -> None:
-    """:func:`recover`, reporting instead of raising (it runs on a background thread)."""
-    try:
-        recover(call=call)
-    except Exception as error:
-        warnings.warn(f"pypads could not recover a journal left by an earlier process: {error}", stacklevel=2)
-
-
-def _path_or_none(text: str | None) -> Path | None:
-    return Path(text) if text else None
+def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: bool = False) -> None:
+    """End ``run_id`` with ``status`` (``only_if_running``: unless it has ended already)."""
+    if only_if_running and client.get_run(run_id).info.status != RunStatus.to_string(RunStatus.RUNNING):
+        return
+    client.set_terminated(run_id, status)

@@ -33,6 +33,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # Seconds the end of a run waits for an MLflow that does not answer; then the data
     # stays in the local journal and the next PyPads() uploads it.
     "flush_timeout": 5.0,
+    # Where the uploader runs: "process" (its own: MLflow never loads into the script),
+    # "thread" (of the script), or "auto": a thread if the script has imported MLflow
+    # before PyPads() anyway, else a process.
+    "uploader": "auto",
 }
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {

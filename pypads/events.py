@@ -42,6 +42,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "env_allowlist": {"type": "array", "items": {"type": "string"}},
         "pseudonymize": {"type": "boolean"},
         "flush_timeout": {"type": "number", "exclusiveMinimum": 0},
+        "uploader": {"enum": ["auto", "process", "thread"]},
     },
 }
 

@@ -1,22 +1,25 @@
 """The durable local copy of what a run still owes MLflow.
 
 Params, metrics, tags and artifacts are on local disk before the call that logged
-them returns, appended to files kept open. The writer
-uploads from here and records how far it got. A process that dies (SIGKILL, power loss
-of the machine aside), or that ends while the store does not answer, leaves its journal
-behind, and the next ``PyPads()`` uploads what is missing.
+them returns, appended to files kept open. The uploader (``uploader.py``) reads the
+journal as it grows, uploads from it and records how far it got: the script and the
+uploader share nothing but these files, so the uploader can run in a process of its
+own. A journal whose script and uploader are both gone (SIGKILL, or a store that did
+not answer) is left behind, and the next ``PyPads()`` uploads what is missing.
 
 Creating a file or a folder costs about a millisecond on some disks, so small artifacts
 are not files of their own: their bytes are appended to one data file, and a line in
 ``entities.jsonl`` says where they are. Only large ones (over ``INLINE_LIMIT``) are
-staged as files, which the upload hard-links instead of copying.
+staged as files (and get a line too), which the upload hard-links instead of copying.
 
 A journal exists before its MLflow run does (the run is opened off the script's
 thread), so it is named by a local id and learns the run id later:
 
     <PYPADS_HOME>/journal/<local id>/
-        meta.json        tracking URI, experiment, run id once known, pid, final status
-        entities.jsonl   one line per param set, metric, tag set or small artifact
+        meta.json        tracking URI, experiment, run id once known, the script's pid
+        uploader.json    the pid of the process that uploads it, if not the script
+        status           the status the script ended the run with
+        entities.jsonl   one line per param set, metric, tag set or artifact
         artifacts.data   the bytes of small artifacts (and of pieces appended to one)
         committed        how many bytes of entities.jsonl are in MLflow
         artifacts/…      large artifact files, removed once uploaded
@@ -84,23 +87,25 @@ class Journal:
         self._data = folder / "artifacts.data"
         self._descriptors: dict[Path, int] = {}
         self._descriptor_pid = 0
-        self._data_size = 0
-        # Where each small artifact's bytes are in the data file: (offset, size) pieces,
-        # one for an artifact written whole, several for one appended to.
-        self._inline: dict[str, list[tuple[int, int]]] = {}
-        self._files: set[str] = set()  # artifacts staged as files of their own
+        # The reading side: where each artifact is, from the lines read so far. A small
+        # one is (offset, size) pieces of the data file (several for one appended to);
+        # a large one, None: a file of its own.
+        self._where: dict[str, list[tuple[int, int]] | None] = {}
+        self._read = 0  # how far entities.jsonl has been read
+        self._created: dict[str, Any] = {}  # the meta it was created with
 
     @classmethod
     def create(cls, target: RunTarget, root: Path | None = None) -> Journal:
         folder = (root or journal_root()) / uuid.uuid4().hex
         (folder / "artifacts").mkdir(parents=True)
         journal = cls(folder)
-        journal._write_meta({
+        journal._created = {
             "run_id": target.join_run_id, "owns_run": target.join_run_id is None,
             "tracking_uri": target.store.tracking_uri, "experiment": target.experiment_name,
             "artifact_root": str(target.store.artifact_root) if target.store.artifact_root else None,
-            "pid": os.getpid(), "started": psutil.Process().create_time(), "status": None,
-        })
+            "pid": os.getpid(), "started": psutil.Process().create_time(),
+        }
+        journal._write_meta(journal._created)
         return journal
 
     def set_run_id(self, run_id: str) -> None:
@@ -108,11 +113,31 @@ class Journal:
 
     def set_status(self, status: str) -> None:
         """The status the run ends with, should the journal outlive this process."""
-        self._update_meta(status=status)
+        write_atomically(self.folder / "status", status.encode())
 
-    def reopen(self) -> None:
-        """Make the folder again after ``discard`` (for a write that comes late)."""
+    def status(self) -> str | None:
+        try:
+            return (self.folder / "status").read_text() or None
+        except OSError:
+            return None
+
+    def set_uploader(self, pid: int) -> None:
+        """Name the process that uploads this journal: while it lives, the journal is
+        not left behind, even if the script is gone."""
+        write_atomically(self.folder / "uploader.json",
+                         json.dumps({"pid": pid, "started": psutil.Process(pid).create_time()}).encode())
+
+    def reopen(self, run_id: str | None) -> None:
+        """Make the journal again after its uploader deleted it, for a write that comes
+        late into run ``run_id`` (joined: the run has ended already)."""
+        with self._lock:
+            if self._descriptor_pid == os.getpid():
+                for descriptor in self._descriptors.values():
+                    os.close(descriptor)
+            self._descriptors = {}
         self.artifacts.mkdir(parents=True, exist_ok=True)
+        if not (self.folder / "meta.json").exists():
+            self._write_meta({**self._created, "run_id": run_id, "owns_run": False})
 
     # --- on the calling thread --------------------------------------------------------
     def record(self, entry: dict[str, Any]) -> int:
@@ -129,19 +154,9 @@ class Journal:
             self.stage_file(path, lambda stream: stream.write(content))
             return 0
         with self._lock:
-            at = self._data_size
-            self._append(self._data, content)
-            self._data_size += len(content)
-            pieces = self._inline.setdefault(path, []) if append else []
-            pieces.append((at, len(content)))
-            self._inline[path] = pieces
-            replaces_file = path in self._files
-            self._files.discard(path)
+            at = self._append(self._data, content) - len(content)
             line = {"kind": "artifact", "path": path, "append": append, "at": at, "size": len(content)}
-            offset = self._append(self._entities, (json.dumps(line) + "\n").encode())
-        if replaces_file:
-            self.unstage(path)
-        return offset
+            return self._append(self._entities, (json.dumps(line) + "\n").encode())
 
     def stage_file(self, path: str, write: Callable[[BinaryIO], Any]) -> None:
         """Keep the artifact that ``write`` writes into the file it is given: large
@@ -149,15 +164,26 @@ class Journal:
         target = self.artifacts / path
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(target, write)
-        with self._lock:
-            self._inline.pop(path, None)
-            self._files.add(path)
+        self._record_file(path)
+
+    def stage_named_file(self, folder: str, write: Callable[[BinaryIO], str]) -> str:
+        """Like :meth:`stage_file` for an artifact in ``folder`` whose name ``write``
+        returns once it has written it (a name made from the content); returns the
+        artifact's path."""
+        directory = self.artifacts / folder
+        directory.mkdir(parents=True, exist_ok=True)
+        path = f"{folder}/{write_then_name(directory, write)}"
+        self._record_file(path)
+        return path
+
+    def _record_file(self, path: str) -> None:
+        self.record({"kind": "artifact", "path": path, "file": True})
 
     def _append(self, path: Path, data: bytes) -> int:
         # Files are opened once for the journal's life: opening and closing one per
         # metric cost more than all the rest of a hot metric call.
         if self._descriptor_pid != os.getpid():
-            self._descriptors, self._descriptor_pid = {}, os.getpid()
+            self._descriptors, self._descriptor_pid = {}, os.getpid()  # a forked child's own
         descriptor = self._descriptors.get(path)
         if descriptor is None:
             descriptor = self._descriptors[path] = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -166,7 +192,7 @@ class Journal:
             view = view[os.write(descriptor, view):]
         return os.lseek(descriptor, 0, os.SEEK_CUR)
 
-    # --- on the writer's thread -------------------------------------------------------
+    # --- on the uploader's side -----------------------------------------------------
     def commit(self, offset: int) -> None:
         write_atomically(self.folder / "committed", str(offset).encode())
 
@@ -176,29 +202,52 @@ class Journal:
         except (OSError, ValueError):
             return 0
 
-    def entries_after(self, offset: int) -> Iterator[dict[str, Any]]:
-        if not self._entities.exists():
-            return
-        with open(self._entities, "rb") as stream:
-            stream.seek(offset)
-            for line in stream:
-                try:
-                    yield json.loads(line)
-                except ValueError:  # a line torn by the crash
-                    return
+    def has_news(self) -> bool:
+        """Whether lines were added since the last :meth:`read_new`."""
+        try:
+            return self._entities.stat().st_size > self._read
+        except OSError:
+            return False
 
-    def pending(self) -> Batch:
-        """What is recorded but not yet committed to MLflow."""
-        batch = Batch()
-        for entry in self.entries_after(self.committed()):
-            batch.add(entry)
+    def read_new(self, since: int = 0) -> Batch:
+        """The entities of the lines added since the last call (of the lines after
+        ``since`` on the first call), and where each artifact is (from every line)."""
+        batch = Batch(offset=self._read)
+        if not self._entities.exists():
+            return batch
+        with open(self._entities, "rb") as stream:
+            stream.seek(self._read)
+            for line in stream:
+                if not line.endswith(b"\n"):
+                    break  # being written right now, or torn by a crash
+                start, self._read = self._read, self._read + len(line)
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if entry.get("kind") == "artifact":
+                    self._locate(entry)
+                if start >= since:
+                    batch.add(entry, self._read)
         return batch
 
+    def _locate(self, entry: dict[str, Any]) -> None:
+        path = entry["path"]
+        if entry.get("file"):
+            self._where[path] = None
+            return
+        pieces = self._where.get(path) if entry["append"] else None
+        self._where[path] = [*(pieces or ()), (entry["at"], entry["size"])]
+
+    def staged_files(self) -> list[str]:
+        """Artifacts that have files of their own and are not uploaded yet."""
+        return sorted(path.relative_to(self.artifacts).as_posix() for path in self.artifacts.rglob("*")
+                      if path.is_file() and not path.name.endswith(".tmp"))
+
     def materialize(self, path: str, target: Path) -> bool:
-        """Put the artifact's current content at ``target`` (hard-linked if it is a
-        file of its own); False if the journal has no such artifact."""
-        with self._lock:
-            pieces = list(self._inline.get(path, ()))
+        """Put the artifact's content as last read at ``target`` (hard-linked if it is
+        a file of its own); False if the journal has no such artifact."""
+        pieces = self._where.get(path)
         if pieces:
             with open(self._data, "rb") as data, open(target, "wb") as out:
                 for at, size in pieces:
@@ -214,33 +263,22 @@ class Journal:
             shutil.copyfile(source, target)
         return True
 
-    def artifact_paths(self) -> list[str]:
-        """Every artifact the journal holds (for recovery: it uploads them all again)."""
-        self._read_index()
-        files = {p.relative_to(self.artifacts).as_posix() for p in self.artifacts.rglob("*") if p.is_file()}
-        return sorted(files | set(self._inline))
-
-    def _read_index(self) -> None:
-        """Rebuild where small artifacts are, from the lines of a journal left behind."""
-        inline: dict[str, list[tuple[int, int]]] = {}
-        for entry in self.entries_after(0):
-            if entry.get("kind") == "artifact":
-                pieces = inline.setdefault(entry["path"], []) if entry["append"] else []
-                pieces.append((entry["at"], entry["size"]))
-                inline[entry["path"]] = pieces
-        with self._lock:
-            self._inline = inline
-
-    def unstage(self, path: str) -> None:
-        """Drop an uploaded artifact that has a file of its own."""
-        (self.artifacts / path).unlink(missing_ok=True)
+    def unstage(self, path: str, uploaded: Path) -> None:
+        """Drop an uploaded artifact's file of its own, unless a newer one replaced it
+        meanwhile (``uploaded`` is the copy that went up)."""
+        source = self.artifacts / path
+        try:
+            if os.path.samefile(source, uploaded) or self._where.get(path) is not None:
+                source.unlink()
+        except OSError:
+            pass
 
     def discard(self) -> None:
         with self._lock:
             if self._descriptor_pid == os.getpid():
                 for descriptor in self._descriptors.values():
                     os.close(descriptor)
-            self._descriptors, self._data_size, self._inline, self._files = {}, 0, {}, set()
+            self._descriptors = {}
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # --- ownership --------------------------------------------------------------------
@@ -248,11 +286,13 @@ class Journal:
         return json.loads((self.folder / "meta.json").read_text())
 
     def owner_alive(self) -> bool:
-        meta = self.meta()
+        """Whether the script that wrote it, or the process uploading it, still runs."""
+        owners = [self.meta()]
         try:
-            return abs(psutil.Process(meta["pid"]).create_time() - meta["started"]) < 1.0
-        except (psutil.Error, KeyError):
-            return False
+            owners.append(json.loads((self.folder / "uploader.json").read_text()))
+        except (OSError, ValueError):
+            pass
+        return any(_alive(owner) for owner in owners)
 
     def claim(self) -> Journal | None:
         """Take over a journal left behind, so no other process recovers it too: the
@@ -276,8 +316,15 @@ class Journal:
             self._write_meta({**self.meta(), **changes})
 
 
+def _alive(owner: dict[str, Any]) -> bool:
+    try:  # the start time tells a process from a later one that got the same pid
+        return abs(psutil.Process(owner["pid"]).create_time() - owner["started"]) < 1.0
+    except (psutil.Error, KeyError, TypeError):
+        return False
+
+
 def left_behind(root: Path | None = None) -> list[Journal]:
-    """Journals whose process is gone."""
+    """Journals whose script and uploader are both gone."""
     base = root or journal_root()
     if not base.is_dir():
         return []
@@ -303,3 +350,13 @@ def write_atomically(path: Path, content: bytes | Callable[[BinaryIO], None]) ->
         else:
             stream.write(content)
     os.replace(staging, path)
+
+
+def write_then_name(folder: Path, write: Callable[[BinaryIO], str]) -> str:
+    """Write a file into ``folder`` whose name ``write`` returns after writing it (a
+    name made from the content), atomically as :func:`write_atomically`; returns the name."""
+    staging = folder / f".new.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(staging, "wb") as stream:
+        name = write(stream)
+    os.replace(staging, folder / name)
+    return name

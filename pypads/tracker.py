@@ -33,7 +33,8 @@ from pypads.patching.patches import Patcher
 from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
-from pypads.writer import AnswerClock, Writer, connection
+from pypads.uploader import connection
+from pypads.writer import Writer
 
 RunFunction = Callable[["PyPads"], None]
 
@@ -104,10 +105,7 @@ class PyPads:
         self._set_mlflow_uri = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
         self._run_loggers: threading.Thread | None = None
-        self._recovery: threading.Thread | None = None
-        self._recovery_clock = AnswerClock()
         self._start_run(RunTarget(self.store, self.experiment_name, joined))
-        self._recover_left_behind()
 
         entries = [entry for file in self.mappings for entry in file.entries]
         self._patcher = Patcher(entries, self._make_site)
@@ -155,15 +153,17 @@ class PyPads:
             warnings.warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
                           stacklevel=3)
             return
-        fluent = mlflow is not None and self._owns_run
-        writer = Writer(journal, target, on_open=self._on_run_open,
-                        open_run=connection().open_fluent_run if fluent else None)
+        if mlflow is not None and self._owns_run:
+            run_id = _open_fluent_run(journal, target)
+            if run_id is not None:
+                self._on_run_open(run_id)
+        uploader = self.config["uploader"]
+        writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
+                        in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None))
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": self._mapping_summary()})
         self.session.run = RunContext(writer, tuple(self.mappings))
         set_active_run(self.session.run)
         self._exit_hooks.install()
-        if fluent:
-            writer.open()
         writer.start()
 
     def _on_run_open(self, run_id: str) -> None:
@@ -192,8 +192,6 @@ class PyPads:
             # callbacks for the run's end (the hardware sampler stops in one).
             self._run_loggers.join(timeout)
         run.ending()
-        if self._recovery is not None:
-            self._recovery_clock.wait(self._recovery, timeout)  # what it leaves, a later PyPads() finishes
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
         self._restore_environment("MLFLOW_RUN_ID")
         if closed and self._owns_run and _imported_mlflow() is not None and run.writer.is_open:
@@ -237,14 +235,6 @@ class PyPads:
                 function(self)
         except Exception as error:
             run.logger_failed(_function_name(function), "run start", error)
-
-    def _recover_left_behind(self) -> None:
-        """Upload what earlier, killed processes left in their journals, off this thread."""
-        if left_behind():
-            thread = threading.Thread(target=lambda: connection().recover_quietly(self._recovery_clock.call),
-                                      name="pypads-recovery", daemon=True)
-            thread.start()
-            self._recovery = thread
 
     def _set_environment(self, **values: str) -> None:
         for key, value in values.items():
@@ -377,6 +367,20 @@ def _salt() -> str:
 
 def _function_name(function: RunLogger | RunFunction) -> str:
     return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
+
+
+def _open_fluent_run(journal: Journal, target: RunTarget) -> str | None:
+    """Open the run here, as MLflow's active run in this thread, for a script that uses
+    MLflow's API itself; the uploader joins it (and still ends it). None if the store
+    does not answer: the uploader then tries again."""
+    try:
+        _client, run_id = connection().open_fluent_run(target)
+    except Exception as error:
+        warnings.warn(f"pypads could not open an MLflow run at {target.store.tracking_uri} here ({error}); "
+                      "its uploader tries again", stacklevel=4)
+        return None
+    journal.set_run_id(run_id)
+    return run_id
 
 
 def _imported_mlflow() -> ModuleType | None:

@@ -1,100 +1,66 @@
 """The one writer: every param, metric, tag and artifact of a run goes through here.
 
 On the calling thread a submission costs one append to the run's journal on local disk
-(see ``journal.py``) and one to an in-memory queue. A background thread does all the
-talking to MLflow:
+(see ``journal.py``). An uploader (see ``uploader.py``) does all the talking to MLflow:
+it opens the run, uploads the journal as it grows (every ``interval`` seconds, in as few
+MLflow calls as possible) and, on :meth:`Writer.close`, sends the rest and ends the run.
 
-1. it opens the run — importing MLflow, setting up the store, creating the run — so
-   ``PyPads()`` returns without waiting for any of it. If the script imports MLflow
-   meanwhile, that import waits until the run exists: the script's own ``mlflow.log_*``
-   calls then find it (see ``hold_mlflow_import``);
-2. every ``interval`` seconds it drains the queue into as few MLflow calls as possible
-   (``log_batch`` within MLflow's limits, one ``log_artifacts`` per drain) and records
-   in the journal how far it got;
-3. on :meth:`Writer.close` it drains the rest and ends the run.
+The uploader runs in a process of its own, so that a script that does not use MLflow
+never loads it: MLflow's import, its memory and its database work stay out of the
+script's process. A script that has imported MLflow pays for it already; there the
+uploader is a thread (``in_process``).
+
+If the script imports MLflow while the run is being opened, that import waits until the
+run exists: the script's own ``mlflow.log_*`` calls then find it (see
+``hold_mlflow_import``).
 
 A store that does not answer never holds the script: ``close`` gives up after
 ``timeout`` seconds without an answer and leaves the data in the journal, which the
-next ``PyPads()`` uploads (:func:`pypads.connection.recover`).
+next ``PyPads()`` uploads (:func:`pypads.uploader.recover`).
 """
 
 from __future__ import annotations
 
-# Imported now, not by MLflow's import on the writer's thread: it registers a threading
+# Imported now, not by MLflow's import on the uploader's thread: it registers a threading
 # exit hook, which Python refuses once it shuts down, and a short script can end while
-# the writer is still importing MLflow (the run would then stay in the journal).
+# the uploader is still importing MLflow (the run would then stay in the journal).
 import concurrent.futures.thread  # noqa: F401
 import importlib
+import json
+import os
+import subprocess
 import sys
 import threading
 import time
-import warnings
-from collections import deque
+import weakref
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
-from pypads.journal import Batch, Journal
+from pypads.journal import Journal
 from pypads.patching.importer import PatchingFinder
 from pypads.store import RunTarget
+from pypads.uploader import DEFAULT_TIMEOUT, AnswerClock, OpenRun, Recovery, Uploader, warn_locally
 
-DEFAULT_CLOSE_TIMEOUT = 5.0
-
-
-class WriterWarning(UserWarning):
-    """The writer could not store something in MLflow."""
-
-
-def connection() -> ModuleType:
-    """:mod:`pypads.connection`, imported on first use: it imports MLflow, which takes
-    a second that the script should not wait for."""
-    # MLflow first: while one thread opens the run inside MLflow's import (see
-    # hold_mlflow_import), which imports pypads.connection, another thread must wait at
-    # MLflow's import, not hold pypads.connection's import lock: that would deadlock.
-    importlib.import_module("mlflow")
-    return importlib.import_module("pypads.connection")
-
-
-class AnswerClock:
-    """When the MLflow call in progress began: lets a thread that waits for another
-    tell a store that does not answer from one that is merely busy."""
-
-    def __init__(self) -> None:
-        self._since: float | None = None
-
-    def call(self, function: Callable[..., Any], *args: Any) -> Any:
-        self._since = time.monotonic()
-        try:
-            return function(*args)
-        finally:
-            self._since = None
-
-    def wait(self, thread: threading.Thread, timeout: float) -> bool:
-        """Wait for ``thread`` to end as long as MLflow answers: False once one call
-        has waited ``timeout`` seconds (counted from now at the earliest)."""
-        waiting_from = time.monotonic()
-        while thread.is_alive():
-            thread.join(0.05)
-            since = self._since
-            if since is not None and time.monotonic() - max(since, waiting_from) > timeout:
-                return False
-        return True
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # where the uploader process imports pypads from
 
 
 class Writer:
-    """Batches everything of one run into MLflow, off the calling thread.
+    """Journals everything of one run; an uploader sends it to MLflow.
 
     Args:
         journal: the run's journal on local disk.
         target: the run to open (or join) in MLflow.
-        interval: seconds between two drains into MLflow.
-        on_open: called with the run id once the run exists (on whichever thread
-            opened it), before a script's ``import mlflow`` can return.
-        open_run: how to open it: ``target -> (MlflowClient, run id)``; by default
-            :func:`pypads.connection.open_run`.
+        interval: seconds between two uploads.
+        on_open: called with the run id once the run exists, before a script's
+            ``import mlflow`` can return.
+        open_run: how to open it (uploader thread only): ``target -> (MlflowClient,
+            run id)``; by default :func:`pypads.connection.open_run`.
+        in_process: upload on a thread of this process instead of a process of its own.
+        recover: also upload the journals that earlier processes left behind.
 
-    Nothing is sent before :meth:`start` (or :meth:`open`, to open the run on the
-    calling thread).
+    Nothing is sent before :meth:`start`.
     """
 
     def __init__(
@@ -103,39 +69,229 @@ class Writer:
         target: RunTarget,
         interval: float = 1.0,
         on_open: Callable[[str], None] | None = None,
-        open_run: Callable[[RunTarget], tuple[Any, str]] | None = None,
+        open_run: OpenRun | None = None,
+        in_process: bool = True,
+        recover: bool = False,
     ) -> None:
         self.journal = journal
         self.target = target
-        self.interval = interval
         self._open_run = open_run
-        self.client: Any = None  # an MlflowClient once the run is open
-        self._run_id: str | None = None
-        self._on_open = on_open
-        self._open_lock = threading.Lock()
-        self._opened = threading.Event()
-        self._queue: deque[tuple[dict[str, Any], int]] = deque()
-        self._drain_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stopped = threading.Event()
-        self._end_status: str | None = None
-        self._warned: set[str] = set()
-        self._failed = False
-        self._draining: int | None = None  # the thread that holds _drain_lock
-        self._clock = AnswerClock()
-        self._import_hold: PatchingFinder | None = None
-        self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
+        self._closed = False
+        link = UploaderThread if in_process else UploaderProcess
+        self._uploader = link(journal, interval, on_open, open_run, recover)
 
     def start(self) -> None:
-        """Start the background thread, which opens the run unless :meth:`open` did."""
-        if "mlflow" not in sys.modules and not self._opened.is_set():
-            self._import_hold = hold_mlflow_import(self.open)
-        self._thread.start()
+        """Start uploading (opening the run first)."""
+        self._uploader.start()
 
     # --- the run ----------------------------------------------------------------------
     @property
     def run_id(self) -> str | None:
         """The MLflow run id; waits until the run is open (``None`` if it could not be)."""
+        return self._uploader.run_id
+
+    @property
+    def is_open(self) -> bool:
+        return self._uploader.is_open
+
+    # --- what loggers call (cheap: one append) ----------------------------------------
+    def log_params(self, params: Mapping[str, str]) -> None:
+        self._record({"kind": "params", "items": dict(params)})
+
+    def log_metric(self, key: str, value: float, step: int = 0) -> None:
+        self._record({"kind": "metric", "key": key, "value": float(value), "timestamp": int(time.time() * 1000),
+                      "step": step})
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
+        timestamp = int(time.time() * 1000)
+        for key, value in metrics.items():
+            self._record({"kind": "metric", "key": key, "value": float(value), "timestamp": timestamp, "step": step})
+
+    def set_tag(self, key: str, value: str) -> None:
+        self._record({"kind": "tags", "items": {key: str(value)}})
+
+    def set_tags(self, tags: Mapping[str, str]) -> None:
+        self._record({"kind": "tags", "items": {key: str(value) for key, value in tags.items()}})
+
+    def log_bytes(self, artifact_path: str, content: bytes) -> None:
+        """Store ``content`` as the artifact ``artifact_path`` (replacing an earlier one)."""
+        self._late(lambda: self.journal.stage(artifact_path, content))
+
+    def append_bytes(self, artifact_path: str, content: bytes) -> None:
+        """Add ``content`` to the end of the artifact ``artifact_path``."""
+        self._late(lambda: self.journal.stage(artifact_path, content, append=True))
+
+    def log_file(self, artifact_path: str, write: Callable[[BinaryIO], None]) -> None:
+        """Store the artifact ``artifact_path`` as ``write`` writes it into the file it
+        is given: for large content, which is then never held in memory as bytes."""
+        self._late(lambda: self.journal.stage_file(artifact_path, write))
+
+    def log_named_file(self, folder: str, write: Callable[[BinaryIO], str]) -> str:
+        """Like :meth:`log_file`, for an artifact in ``folder`` named by what ``write``
+        returns once it has written it; returns that name."""
+        names: list[str] = []
+        self._late(lambda: names.append(self.journal.stage_named_file(folder, write)))
+        return names[0].rsplit("/", 1)[-1]
+
+    def log_text(self, artifact_path: str, text: str) -> None:
+        self.log_bytes(artifact_path, text.encode("utf-8"))
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        if self._closed:
+            self._late(lambda: self.journal.record(entry))
+        else:
+            self.journal.record(entry)
+
+    def _late(self, write: Callable[[], Any]) -> None:
+        if not self._closed:
+            write()
+            return
+        # A call that outlived its run (another thread was still inside it at end_run):
+        # its uploader is gone, so it is uploaded at once, on this thread.
+        self.journal.reopen(self._uploader.run_id)
+        write()
+        Uploader(self.journal.folder, open_run=self._open_run).finish(None)
+
+    # --- getting it into MLflow -----------------------------------------------------
+    def flush(self) -> bool:
+        """Upload everything submitted so far; when this returns True it is visible in
+        MLflow. Waits for the run to be open; False if it could not be, if something did
+        not reach MLflow, or when called from a signal handler in the middle of an upload."""
+        return self._uploader.flush()
+
+    def close(self, status: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> bool:
+        """Upload everything, end the run with ``status`` (if given) and stop.
+
+        Waits as long as the upload takes, but gives up once MLflow has not answered
+        one call for ``timeout`` seconds. Returns True when everything is in MLflow and
+        the journal is gone; otherwise the journal keeps it (with ``status``) for the
+        next ``PyPads()``, and a warning says so.
+        """
+        if self._closed:
+            return False
+        self._closed = True
+        if status is not None:
+            try:
+                self.journal.set_status(status)
+            except OSError as error:  # the journal is only the fallback; go on closing
+                warn_locally("status", f"could not note the run's status in {self.journal.folder}: {error}")
+        if self._uploader.close(status, timeout):
+            return True
+        if self._uploader.timed_out:
+            warn_locally("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
+                         f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
+        return False
+
+
+class UploaderThread:
+    """The uploader on a thread of this process."""
+
+    def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
+                 open_run: OpenRun | None, recover: bool) -> None:
+        self.uploader = Uploader(journal.folder, open_run=open_run, on_open=on_open)
+        self.interval = interval
+        self._recovery = Recovery() if recover else None
+        self._status: str | None = None
+        self._timeout = DEFAULT_TIMEOUT
+        self._finished = False
+        self.timed_out = False
+        self._stopped = threading.Event()
+        self._import_hold: PatchingFinder | None = None
+        self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
+
+    def start(self) -> None:
+        if "mlflow" not in sys.modules:
+            self._import_hold = hold_mlflow_import(self.uploader.open)
+        self._thread.start()
+
+    @property
+    def run_id(self) -> str | None:
+        self.uploader.opened.wait()
+        return self.uploader.run_id
+
+    @property
+    def is_open(self) -> bool:
+        return self.uploader.opened.is_set() and self.uploader.run_id is not None
+
+    def flush(self) -> bool:
+        return self.uploader.drain()
+
+    def close(self, status: str | None, timeout: float) -> bool:
+        self._status, self._timeout = status, timeout
+        self._stopped.set()
+        if self._thread is threading.current_thread() or self.uploader._draining == threading.get_ident():
+            return False  # a signal handler interrupted our own upload: the journal keeps it
+        if self._thread.ident is None:
+            self._thread.start()  # never started: the final upload still happens
+        if not self.uploader.clock.wait(lambda: not self._thread.is_alive(), timeout):
+            self.timed_out = True
+            return False
+        if self._import_hold is not None:
+            self._import_hold.uninstall()
+        return self._finished
+
+    def _loop(self) -> None:
+        if self._import_hold is not None:
+            # Import MLflow here; whichever thread runs its import opens the run in it.
+            try:
+                importlib.import_module("mlflow")
+            except Exception:  # noqa: S110 - open() below reports it, and run_id stops waiting
+                pass
+        if self.uploader.open() and self._recovery is not None:
+            self._recovery.start()
+        while not self._stopped.wait(self.interval):
+            if self.uploader.journal.has_news():
+                self.uploader.drain()
+        if self._recovery is not None and self._recovery.started:
+            self._recovery.wait(self._timeout)
+        self._finished = self.uploader.finish(self._status)
+
+
+class UploaderProcess:
+    """The uploader in a process of its own (``python -m pypads.uploader``), driven
+    through its stdin; its answers (JSON lines on its stdout) are read on a thread here."""
+
+    def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
+                 open_run: OpenRun | None, recover: bool) -> None:
+        self.journal = journal
+        self.interval = interval
+        self.recover = recover
+        self.clock = AnswerClock()  # set from the process' reports
+        self._on_open = on_open
+        self._run_id: str | None = None
+        self._opened = threading.Event()
+        self._ended = threading.Event()  # the process has closed its answers
+        self._closed_ok: bool | None = None  # None until the process says how its end went
+        self.timed_out = False
+        self._lock = threading.Lock()
+        self._flushes: dict[int, tuple[threading.Event, list[bool]]] = {}
+        self._requests = 0
+        self._process: subprocess.Popen[bytes] | None = None
+        self._import_hold: PatchingFinder | None = None
+
+    def start(self) -> None:
+        if "mlflow" not in sys.modules:
+            self._import_hold = hold_mlflow_import(self._opened.wait)
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), environment.get("PYTHONPATH")]))
+        command = [sys.executable, "-c", "import sys; from pypads.uploader import main; sys.exit(main())",
+                   str(self.journal.folder), "--interval", str(self.interval)]
+        if sys.argv and sys.argv[0]:
+            command.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
+        try:
+            # A session of its own: Ctrl-C in a terminal reaches the script, which ends the run.
+            self._process = subprocess.Popen(command + (["--recover"] if self.recover else []), env=environment,
+                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        except OSError as error:
+            warn_locally("start", f"pypads could not start its uploader ({error}); the run stays in {self.journal.folder}")
+            self._opened.set()
+            self._ended.set()
+            return
+        _PROCESSES.add(self)
+        threading.Thread(target=self._read_answers, name="pypads-uploader-answers", daemon=True).start()
+
+    @property
+    def run_id(self) -> str | None:
         self._opened.wait()
         return self._run_id
 
@@ -143,197 +299,115 @@ class Writer:
     def is_open(self) -> bool:
         return self._opened.is_set() and self._run_id is not None
 
-    def open(self) -> bool:
-        """Open the run now, on the calling thread, unless that has happened already."""
-        with self._open_lock:
-            if self._opened.is_set():
-                return self._run_id is not None
-            try:
-                self.client, run_id = self._call(self._open_run or connection().open_run, self.target)
-                self.journal.set_run_id(run_id)
-                self._run_id = run_id
-                if self._on_open is not None:
-                    self._on_open(run_id)
-            except Exception as error:  # the store is unreachable: the journal keeps it all
-                self._failed = True
-                self._warn("open", f"pypads could not open an MLflow run at {self.target.store.tracking_uri} "
-                           f"({error}); tracking goes on into {self.journal.folder}, which the next PyPads() uploads")
-            finally:
-                self._opened.set()
-            return self._run_id is not None
-
-    # --- what loggers call (cheap: two appends) ---------------------------------------
-    def log_params(self, params: Mapping[str, str]) -> None:
-        self._put({"kind": "params", "items": dict(params)})
-
-    def log_metric(self, key: str, value: float, step: int = 0) -> None:
-        self._put({"kind": "metric", "key": key, "value": float(value), "timestamp": int(time.time() * 1000), "step": step})
-
-    def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
-        timestamp = int(time.time() * 1000)
-        for key, value in metrics.items():
-            self._put({"kind": "metric", "key": key, "value": float(value), "timestamp": timestamp, "step": step})
-
-    def set_tag(self, key: str, value: str) -> None:
-        self._put({"kind": "tags", "items": {key: str(value)}})
-
-    def set_tags(self, tags: Mapping[str, str]) -> None:
-        self._put({"kind": "tags", "items": {key: str(value) for key, value in tags.items()}})
-
-    def log_bytes(self, artifact_path: str, content: bytes) -> None:
-        """Store ``content`` as the artifact ``artifact_path`` (replacing an earlier one)."""
-        self._reopen_if_closed()
-        self._enqueue({"kind": "artifact", "path": artifact_path}, self.journal.stage(artifact_path, content))
-
-    def append_bytes(self, artifact_path: str, content: bytes) -> None:
-        """Add ``content`` to the end of the artifact ``artifact_path``."""
-        self._reopen_if_closed()
-        self._enqueue({"kind": "artifact", "path": artifact_path},
-                      self.journal.stage(artifact_path, content, append=True))
-
-    def log_file(self, artifact_path: str, write: Callable[[BinaryIO], None]) -> None:
-        """Store the artifact ``artifact_path`` as ``write`` writes it into the file it
-        is given: for large content, which is then never held in memory as bytes."""
-        self._reopen_if_closed()
-        self.journal.stage_file(artifact_path, write)
-        self._enqueue({"kind": "artifact", "path": artifact_path}, 0)
-
-    def log_text(self, artifact_path: str, text: str) -> None:
-        self.log_bytes(artifact_path, text.encode("utf-8"))
-
-    def _put(self, entry: dict[str, Any]) -> None:
-        self._reopen_if_closed()
-        self._enqueue(entry, self.journal.record(entry))
-
-    def _reopen_if_closed(self) -> None:
-        if self._stopped.is_set():
-            self.journal.reopen()
-
-    def _enqueue(self, entry: dict[str, Any], offset: int) -> None:
-        self._queue.append((entry, offset))
-        if self._stopped.is_set():
-            # A call that outlived its run (another thread was still inside it at
-            # end_run): nobody drains any more, so write at once.
-            if self.flush() and not self._failed:
-                self.journal.discard()
-
-    # --- getting it into MLflow -----------------------------------------------------
     def flush(self) -> bool:
-        """Write everything submitted so far; when this returns True it is visible in MLflow.
-
-        Waits for the run to be open. Returns False, writing nothing, when the run
-        could not be opened, or when called from a signal handler that interrupted this
-        very thread in the middle of a drain: waiting for that drain would wait forever.
-        """
-        if self._draining == threading.get_ident() or not self._open_or_wait():
+        with self._lock:
+            self._requests += 1
+            number = self._requests
+            answer: tuple[threading.Event, list[bool]] = (threading.Event(), [])
+            self._flushes[number] = answer
+        if not self._command(f"flush {number}"):
             return False
-        with self._drain_lock:
-            self._draining = threading.get_ident()
-            try:
-                self._write(self._drain())
-            finally:
-                self._draining = None
-        return not self._failed
+        answer[0].wait()
+        return bool(answer[1] and answer[1][0])
 
-    def close(self, status: str | None = None, timeout: float = DEFAULT_CLOSE_TIMEOUT) -> bool:
-        """Write everything, end the run with ``status`` (if given) and stop.
-
-        Waits as long as the writing takes, but gives up once MLflow has not answered
-        one call for ``timeout`` seconds. Returns True when everything is in MLflow and
-        the journal is gone; otherwise the journal keeps it (with ``status``) for the
-        next ``PyPads()``, and a warning says so.
-        """
-        if status is not None:
-            try:
-                self.journal.set_status(status)
-            except OSError as error:  # the journal is only the fallback; go on closing
-                self._warn("status", f"could not note the run's status in {self.journal.folder}: {error}")
-        self._end_status = status
-        self._stopped.set()
-        self._wake.set()
-        if self._thread is threading.current_thread() or self._draining == threading.get_ident():
-            return False  # a signal handler interrupted our own drain: the journal keeps it
-        if not self._thread.is_alive() and self._thread.ident is None:
-            self._thread.start()  # never started: the final drain still happens
-        if not self._clock.wait(self._thread, timeout):
-            self._warn("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
-                       f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
+    def close(self, status: str | None, timeout: float) -> bool:
+        process = self._process
+        if process is None:
             return False
+        self._command(f"close {status or '-'} {timeout}")
+        if self.clock.wait(self._ended.is_set, timeout):
+            process.wait()
+            ok = bool(self._closed_ok)
+        else:  # MLflow does not answer: stop the uploader, the journal keeps the run
+            self.timed_out = True
+            process.kill()
+            process.wait()
+            ok = False
+        _PROCESSES.discard(self)
         if self._import_hold is not None:
             self._import_hold.uninstall()
-        return not self._failed
+        return ok
 
-    def _loop(self) -> None:
-        if not self._open_or_wait():
-            return
-        while not self._stopped.is_set():
-            self._wake.wait(self.interval)
-            self._wake.clear()
-            if self._queue:
-                self.flush()
-        self.flush()
-        if self._end_status is not None and self.target.join_run_id is None and not self._failed:
-            try:
-                self._call(self.client.set_terminated, self._run_id, self._end_status)
-            except Exception as error:
-                self._failed = True
-                self._warn("end", f"could not end MLflow run {self._run_id} (kept in {self.journal.folder}): {error}")
-        if not self._failed:
-            self.journal.discard()
+    def forget_in_forked_child(self) -> None:
+        """A forked child must not hold the uploader's input open: the uploader learns
+        that the script is gone when its input ends."""
+        if self._process is not None and self._process.stdin is not None:
+            # /dev/null in its place, not a closed descriptor: the file object closes it
+            # again some day, and by then the number may belong to something else.
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._process.stdin.fileno())
+            os.close(null)
 
-    def _open_or_wait(self) -> bool:
-        if self._thread is threading.current_thread():
-            if self._import_hold is not None:
-                # Import MLflow here; whichever thread runs its import opens the run in it.
-                try:
-                    importlib.import_module("mlflow")
-                except Exception:  # noqa: S110 - open() below reports it, and run_id stops waiting
-                    pass
-            return self.open()
-        self._opened.wait()
-        return self._run_id is not None
+    def _command(self, line: str) -> bool:
+        stdin = self._process.stdin if self._process is not None else None
+        if stdin is None:
+            return False
+        try:
+            with self._lock:
+                stdin.write((line + "\n").encode())
+                stdin.flush()
+            return True
+        except (OSError, ValueError):  # the uploader is gone
+            return False
 
-    def _drain(self) -> Batch:
-        batch = Batch()
-        while self._queue:
-            entry, offset = self._queue.popleft()
-            batch.add(entry, offset)
-        return batch
+    def _read_answers(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        try:
+            for line in self._process.stdout:
+                self._answer(json.loads(line))
+        except (OSError, ValueError):
+            pass
+        finally:
+            if self._closed_ok is None and not self.timed_out:
+                warn_locally("uploader", f"pypads' uploader stopped before the run ended (exit code "
+                             f"{self._process.wait()}); the run stays in {self.journal.folder}, which the next "
+                             "PyPads() uploads")
+            self._opened.set()
+            self._ended.set()
+            with self._lock:
+                for event, _ in self._flushes.values():
+                    event.set()
 
-    def _write(self, batch: Batch) -> None:
-        link = connection()
-        if batch.has_entities:
-            try:
-                self._call(link.write_entities, self.client, self._run_id, batch, self._warn)
-                self.journal.commit(batch.offset)
-            except Exception as error:  # the store is unreachable: the journal keeps it
-                self._failed = True
-                self._warn("batch", f"could not log to MLflow run {self._run_id} (kept in {self.journal.folder}): {error}")
-        if batch.artifacts:
-            try:
-                link.upload_artifacts(self.client, self._run_id, self.journal, sorted(batch.artifacts), self._call)
-            except Exception as error:
-                self._failed = True
-                self._warn("artifacts", f"could not store artifacts of run {self._run_id} (kept in {self.journal.folder}): {error}")
+    def _answer(self, message: dict[str, Any]) -> None:
+        if "busy" in message:
+            (self.clock.started if message["busy"] else self.clock.answered)()
+        elif "open" in message:
+            self._run_id = message["open"]
+            if self._run_id is not None and self._on_open is not None:
+                self._on_open(self._run_id)
+            self._opened.set()
+        elif "flushed" in message:
+            with self._lock:
+                event, result = self._flushes.pop(message["flushed"], (threading.Event(), []))
+            result.append(message["ok"])
+            event.set()
+        elif "warn" in message:
+            warn_locally(message["warn"], message["message"])
+        elif "closed" in message:
+            self._closed_ok = message["closed"]
 
-    def _call(self, function: Callable[..., Any], *args: Any) -> Any:
-        return self._clock.call(function, *args)
 
-    def _warn(self, key: str, message: str) -> None:
-        if key not in self._warned:
-            self._warned.add(key)
-            warnings.warn(message, WriterWarning, stacklevel=2)
+_PROCESSES: weakref.WeakSet[UploaderProcess] = weakref.WeakSet()
+
+
+def _forget_uploaders_in_forked_child() -> None:
+    for link in list(_PROCESSES):
+        link.forget_in_forked_child()
+    _PROCESSES.clear()
+
+
+os.register_at_fork(after_in_child=_forget_uploaders_in_forked_child)
 
 
 def hold_mlflow_import(open_run: Callable[[], Any]) -> PatchingFinder:
     """Make the first import of MLflow, by any thread, open the run before it returns.
 
-    MLflow keeps the active run per thread, so the run this writer opens on its own
-    thread is not the script's active run. The script's ``mlflow.log_*`` calls still
-    reach it through ``MLFLOW_RUN_ID`` (set by ``on_open``), but only once the run
-    exists: a script that imports MLflow right after ``PyPads()`` would otherwise log
-    into a run of its own. Python makes every other thread's import of a module wait
-    while one thread executes it, and this hook runs inside that execution.
+    MLflow keeps the active run per thread, so the run the uploader opens is not the
+    script's active run. The script's ``mlflow.log_*`` calls still reach it through
+    ``MLFLOW_RUN_ID`` (set by ``on_open``), but only once the run exists: a script that
+    imports MLflow right after ``PyPads()`` would otherwise log into a run of its own.
+    Python makes every other thread's import of a module wait while one thread executes
+    it, and this hook runs inside that execution.
     """
     finder: PatchingFinder
 
@@ -344,3 +418,4 @@ def hold_mlflow_import(open_run: Callable[[], Any]) -> PatchingFinder:
     finder = PatchingFinder(lambda name: name == "mlflow", loaded)
     finder.install()
     return finder
+

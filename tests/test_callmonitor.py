@@ -3,7 +3,6 @@ case in a real subprocess."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from blake3 import blake3
 
 from pypads.callmonitor import CallMonitorError, Pickled, Unsaved, load
 
@@ -288,8 +288,8 @@ for i in range(10):
     objects = list((root / "objects").iterdir())
     assert len(objects) == 1 and objects[0].stat().st_size > 800_000
     assert objects[0].stat().st_nlink == 11  # the object and the ten calls' arg_0.npy are one file
-    # named by the SHA-256 of the file itself, so anyone can check it with sha256sum
-    assert objects[0].name == hashlib.sha256(objects[0].read_bytes()).hexdigest() + ".npy"
+    # named by the BLAKE3 hash of the file itself, so anyone can check it with b3sum
+    assert objects[0].name == blake3(objects[0].read_bytes()).hexdigest() + ".npy"
     db = load(root)
     assert db.calls("tiny") == 100_000 and db.get("tiny", 99_999) == ([99_998], {})
     np.testing.assert_array_equal(db.get("big", 10)[0][0], np.random.RandomState(0).rand(1000, 100))
@@ -475,3 +475,59 @@ def test_in_a_run_threads_unsaveable_values_and_children(tmp_path, empty_store):
     lock = db.get("work", 4001)[1]["lock"]
     assert isinstance(lock, Unsaved) and "lock" in lock.type
     assert load(tmp_path / f"call-monitor-tid={child_pid}").get("work", 1) == ([-1, 0], {})
+
+
+def test_every_array_layout_is_stored_as_np_save_writes_it_named_by_its_blake3_hash(tmp_path, monkeypatch):
+    from pypads.callmonitor import CONTEXT, intercept
+
+    monkeypatch.chdir(tmp_path)
+    CONTEXT.new()
+
+    @intercept
+    def consume(array):
+        return array.shape
+
+    big = np.arange(3_000_000, dtype=np.float64)  # 24 MB: written and hashed side by side, in pieces
+    square = np.random.RandomState(1).rand(300, 200)
+    arrays = [big, np.asfortranarray(square), square[::2, ::3], np.array(7.5), np.zeros((0, 4)),
+              np.arange(5, dtype=">i4"), np.array(["2020-01-01", "2021-06-30"], dtype="datetime64[D]"),
+              np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")])]
+    for array in arrays:
+        consume(array)
+    consume(np.ascontiguousarray(square[::2, ::3]))  # the same content as a strided view before: stored once
+    try:
+        root = CONTEXT.folder  # fixed at the first recorded call of the process
+        objects = sorted((root / "objects").iterdir())
+        assert len(objects) == len(arrays)
+        for path in objects:
+            assert path.name == blake3(path.read_bytes()).hexdigest() + ".npy"
+        expected = set()
+        for array in arrays:
+            np.save(tmp_path / "plain.npy", array)
+            expected.add((tmp_path / "plain.npy").read_bytes())
+        assert {path.read_bytes() for path in objects} == expected
+        db = load(root)
+        for number, array in enumerate(arrays, start=1):
+            np.testing.assert_array_equal(db.get("consume", number)[0][0], array)
+    finally:
+        CONTEXT.new()
+
+
+def test_an_array_changed_by_the_call_is_recorded_as_it_was_before(tmp_path, monkeypatch):
+    from pypads.callmonitor import CONTEXT, intercept
+
+    monkeypatch.chdir(tmp_path)
+    CONTEXT.new()
+
+    @intercept
+    def scale(array):
+        array *= 2
+        return array.sum()
+
+    data = np.ones(1000)
+    scale(data)
+    try:
+        recorded = load(CONTEXT.folder).get("scale", 1)[0][0]
+        np.testing.assert_array_equal(recorded, np.ones(1000))
+    finally:
+        CONTEXT.new()

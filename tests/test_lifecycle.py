@@ -10,6 +10,7 @@ import sys
 import time
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from conftest import only_run, run_script, script_environment
 
@@ -39,6 +40,51 @@ def test_importing_pypads_imports_neither_mlflow_nor_matplotlib_nor_git(tmp_path
     result = run_script(code, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_a_script_that_does_not_use_mlflow_never_loads_it_and_its_run_is_complete(tmp_path):
+    # MLflow (a second to import, 170 MB) runs in the uploader's process, not the script's.
+    code = PRELUDE + (
+        "from sklearn import metrics\n"
+        "model = DecisionTreeClassifier(max_depth=3).fit(X, y)\n"
+        "metrics.accuracy_score(y, model.predict(X))\n"
+        "run_id = tracker.run_id\n"
+        "tracker.end_run()\n"
+        "import sys\n"
+        "print(run_id, sorted(name for name in sys.modules if name.split('.')[0] in ('mlflow', 'sqlalchemy')))\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    assert result.stdout.split() == [run.run_id, "[]"]
+    assert run.status == "FINISHED"
+    assert run.params["DecisionTreeClassifier_1.max_depth"] == "3" and "accuracy_score" in run.metrics
+    assert run.tags["mlflow.source.name"].endswith("script.py")
+    assert list((tmp_path / "home" / "journal").iterdir()) == []
+
+
+def test_an_uploader_that_dies_costs_a_warning_and_the_next_pypads_uploads_its_run(tmp_path):
+    code = PRELUDE + (
+        "import psutil\n"
+        "(uploader,) = psutil.Process().children()\n"
+        "uploader.kill()\n"
+        "uploader.wait(30)\n"
+        "DecisionTreeClassifier(max_depth=3).fit(X, y)\n"
+        "print('fitted', flush=True)\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "fitted"
+    assert "uploader stopped before the run ended" in result.stderr
+    assert len(list((tmp_path / "home" / "journal").iterdir())) == 1
+
+    later = run_script("from pypads import PyPads\nPyPads(name='later').end_run()\n", tmp_path)
+    assert later.returncode == 0, later.stderr
+    assert list((tmp_path / "home" / "journal").iterdir()) == []
+    client = MlflowClient(store_of(tmp_path))
+    (run,) = client.search_runs([client.get_experiment_by_name("lifecycle").experiment_id])
+    assert run.info.status == "FINISHED"
+    assert run.data.params["DecisionTreeClassifier_1.max_depth"] == "3"
 
 
 def test_the_scripts_own_mlflow_calls_right_after_pypads_land_in_its_run(tmp_path):
@@ -175,10 +221,13 @@ def test_forked_child_exit_does_not_end_the_parents_run(tmp_path):
     assert only_run(store_of(tmp_path)).status == "FINISHED"
 
 
-def test_sigkill_loses_nothing_the_next_pypads_recovers_the_journal(tmp_path):
+@pytest.mark.parametrize("uploader", ["process", "thread"])
+def test_sigkill_loses_nothing(tmp_path, uploader):
+    """With its own process, the uploader outlives the script and ends the run itself;
+    on the script's thread, it dies with it, and the next PyPads() recovers the journal."""
     code = PRELUDE.replace('PyPads(name="lifecycle")', 'PyPads(name="lifecycle", config={"events": {'
                            '"metric": {"on": ["pypads_metric"]}, "parameters": {"on": ["pypads_fit"]},'
-                           '"calls": {"on": ["pypads_predict"]}}})') + (
+                           f'"calls": {{"on": ["pypads_predict"]}}}}, "uploader": "{uploader}"}})') + (
         "from sklearn import metrics\n"
         "model = DecisionTreeClassifier(max_depth=3).fit(X, y)\n"
         "for i in range(200):\n"
@@ -190,13 +239,17 @@ def test_sigkill_loses_nothing_the_next_pypads_recovers_the_journal(tmp_path):
     killed = run_script(code, tmp_path)
     assert killed.returncode == -signal.SIGKILL
     run_id = killed.stdout.strip()
-    journals = [folder for folder in (tmp_path / "home" / "journal").iterdir()
-                if json.loads((folder / "meta.json").read_text())["run_id"] == run_id]
-    assert len(journals) == 1
-
-    later = run_script("from pypads import PyPads\nPyPads(name='later').end_run()\n", tmp_path)
-    assert later.returncode == 0, later.stderr
-    assert list((tmp_path / "home" / "journal").iterdir()) == []
+    journals = tmp_path / "home" / "journal"
+    if uploader == "thread":
+        left = [folder for folder in journals.iterdir() if json.loads((folder / "meta.json").read_text())["run_id"] == run_id]
+        assert len(left) == 1
+        later = run_script("from pypads import PyPads\nPyPads(name='later').end_run()\n", tmp_path)
+        assert later.returncode == 0, later.stderr
+    else:
+        deadline = time.monotonic() + 60
+        while any(journals.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert list(journals.iterdir()) == []
     from conftest import RunView
     from pypads.callmonitor import load
 

@@ -5,7 +5,7 @@ reused), fixed as an absolute path at first use::
 
     call-monitor/
         db.json                          format, creation time, process
-        objects/<sha256>.npy             each distinct array once
+        objects/<blake3>.npy             each distinct array once (named by the file's BLAKE3 hash)
         <module.qualname>/function.json  argument names, kinds and defaults
         <module.qualname>/calls.jsonl    calls whose values fit in the record, one per line
         <module.qualname>/<n>/           calls with files: record.json, arg_<label>.npy, …
@@ -35,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from pypads.callmonitor.handlers import REGISTRY
-from pypads.callmonitor.records import FORMAT, Encoded, describe_function, save_npy
+from pypads.callmonitor import npy
+from pypads.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.context import RunContext
-from pypads.journal import write_atomically
+from pypads.journal import write_atomically, write_then_name
 from pypads.provenance import provenance
 
 ROOT_NAME = "call-monitor"
@@ -89,12 +90,45 @@ def _suffix(parent_pid: int | None) -> str:
 
 
 class Sink:
-    """Where records of one database go; numbers calls per function, thread-safely."""
+    """Where records of one database go; numbers calls per function and stores each
+    distinct array once, thread-safely."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counters: dict[str, itertools.count[int]] = {}
         self._functions: set[str] = set()
+        self._objects: set[str] = set()
+        self._layouts: set[tuple[Any, ...]] = set()  # shape, dtype and order of the arrays stored
+
+    def store_array(self, array: np.ndarray) -> str:
+        """Store ``array`` under ``objects/`` unless its content is there already;
+        returns its file name, ``<blake3>.npy``.
+
+        An array whose shape, dtype and order no stored array has cannot repeat one:
+        it is written straight away, hashed as it is written. Any other is hashed
+        first, so a repeat is never written.
+        """
+        fortran_order = array.flags.f_contiguous and not array.flags.c_contiguous
+        layout = (array.shape, array.dtype.str, fortran_order)
+        with self._lock:
+            seen = layout in self._layouts
+            self._layouts.add(layout)
+        if seen:
+            name = f"{npy.digest(array)}.npy"
+            with self._lock:
+                if name in self._objects:
+                    return name
+            self._write_object(array, name)
+        else:
+            name = self._write_object(array, None)
+        with self._lock:
+            self._objects.add(name)
+        return name
+
+    def _write_object(self, array: np.ndarray, name: str | None) -> str:
+        """Write ``array`` as ``objects/<name>``, or, with no name, as the name of its
+        content; returns the name."""
+        raise NotImplementedError
 
     def next_number(self, name: str) -> int:
         with self._lock:
@@ -119,7 +153,6 @@ class FolderSink(Sink):
         super().__init__()
         self.root = root
         self._append_locks: dict[str, threading.Lock] = {}
-        self._objects: set[str] = set()
 
     @classmethod
     def create(cls, base: Path, parent_pid: int | None) -> FolderSink:
@@ -143,21 +176,18 @@ class FolderSink(Sink):
             write_atomically(folder / "function.json", json.dumps(describe_function(function, provenance("intercept"))).encode())
 
         self.first_call(name, prepare)
-        for object_name, array in encoded.objects.items():
-            self._store_object(object_name, array)
         if encoded.needs_folder:
             self._write_folder(folder, encoded)
         else:
             self._append(folder / "calls.jsonl", json.dumps(encoded.record) + "\n")
 
-    def _store_object(self, name: str, array: np.ndarray) -> None:
-        if name in self._objects:
-            return
-        target = self.root / "objects" / name
-        if not target.exists():
-            target.parent.mkdir(exist_ok=True)
-            write_atomically(target, lambda stream: save_npy(array, stream))
-        self._objects.add(name)
+    def _write_object(self, array: np.ndarray, name: str | None) -> str:
+        folder = self.root / "objects"
+        folder.mkdir(exist_ok=True)
+        if name is None:
+            return write_then_name(folder, lambda stream: f"{npy.save(array, stream)}.npy")
+        write_atomically(folder / name, lambda stream: npy.save(array, stream))
+        return name
 
     def _write_folder(self, folder: Path, encoded: Encoded) -> None:
         staging = Path(tempfile.mkdtemp(prefix=f".{encoded.record['n']}-", dir=folder))
@@ -192,7 +222,6 @@ class RunSink(Sink):
     def __init__(self, run: RunContext) -> None:
         super().__init__()
         self.run = run
-        self._objects: set[str] = set()
         self._lines: dict[str, int] = {}
         self._header = {"format": FORMAT, "created": time.time(), "pid": os.getpid(),
                         "provenance": provenance("CallRecorder")}
@@ -204,11 +233,6 @@ class RunSink(Sink):
         origin = provenance("CallRecorder", self.run.mappings, function)
         self.first_call(name, lambda: writer.log_bytes(
             f"{RUN_FOLDER}/{name}/function.json", json.dumps(describe_function(function, origin)).encode()))
-        with self._lock:
-            new_objects = [item for item in encoded.objects.items() if item[0] not in self._objects]
-            self._objects.update(name for name, _ in new_objects)
-        for object_name, array in new_objects:
-            writer.log_file(f"{RUN_FOLDER}/objects/{object_name}", lambda stream, array=array: save_npy(array, stream))
         if encoded.needs_folder:
             self._write_folder(f"{RUN_FOLDER}/{name}/{encoded.record['n']}", encoded)
             return
@@ -218,6 +242,13 @@ class RunSink(Sink):
         chunk = lines // CHUNK + 1
         # Appended to the journal at once: a killed process loses no recorded call.
         writer.append_bytes(f"{RUN_FOLDER}/{name}/calls-{chunk:05d}.jsonl", (json.dumps(encoded.record) + "\n").encode())
+
+    def _write_object(self, array: np.ndarray, name: str | None) -> str:
+        folder = f"{RUN_FOLDER}/objects"
+        if name is None:
+            return self.run.writer.log_named_file(folder, lambda stream: f"{npy.save(array, stream)}.npy")
+        self.run.writer.log_file(f"{folder}/{name}", lambda stream: npy.save(array, stream))
+        return name
 
     def _write_folder(self, prefix: str, encoded: Encoded) -> None:
         writer = self.run.writer

@@ -93,7 +93,7 @@ def qualified_name(function: Callable[..., Any]) -> str:
 
 def begin(sink: Sink, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Encoded | None:
     try:
-        return Encoder(REGISTRY).call(sink.next_number(name), args, kwargs)
+        return Encoder(REGISTRY, sink.store_array).call(sink.next_number(name), args, kwargs)
     except Exception as error:
         CONTEXT.warn_once(name, f"callmonitor could not record a call of {name}: {error!r}")
         return None
@@ -104,7 +104,7 @@ def finish(sink: Sink, name: str, function: Callable[..., Any], encoded: Encoded
     if encoded is None:
         return
     try:
-        Encoder(REGISTRY).outcome(encoded, result, error, duration)
+        Encoder(REGISTRY, sink.store_array).outcome(encoded, result, error, duration)
         sink.write(name, function, encoded)
     except Exception as failure:
         CONTEXT.warn_once(name, f"callmonitor could not record a call of {name}: {failure!r}")

@@ -1,18 +1,18 @@
 """A call as a record: JSON metadata plus the files its values need.
 
 Small JSON-safe values live inside the record; numpy arrays are stored once per
-content (``objects/<sha256>.npy``); values of a registered handler type are saved by
-their handler into the call's folder; anything else is pickled (and only unpickled
+content (``objects/<blake3>.npy``, see ``npy.py``); values of a registered handler
+type are saved by their handler into the call's folder; anything else is pickled (and only unpickled
 on explicit request); what cannot be saved at all is described instead. Nothing
 here ever raises into the recorded call.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,9 +31,6 @@ class Encoded:
     """A record and what must be stored beside it."""
 
     record: dict[str, Any]
-    objects: dict[str, np.ndarray] = field(default_factory=dict)
-    """Arrays stored by content, by file name under ``objects/`` (the sink writes
-    each one with ``np.save`` once, straight from the array's memory)."""
     files: dict[str, bytes] = field(default_factory=dict)
     """Files of the call's own folder (pickles)."""
     handlers: list[Handler] = field(default_factory=list)
@@ -45,8 +42,18 @@ class Encoded:
 
 
 class Encoder:
-    def __init__(self, registry: Registry) -> None:
+    """Turns values into record entries.
+
+    Args:
+        registry: the handlers for values of custom types.
+        store_array: stores a numpy array under ``objects/`` (once per content) and
+            returns its file name there. Arrays are stored while the call is encoded,
+            so an argument is saved as it was before the call.
+    """
+
+    def __init__(self, registry: Registry, store_array: Callable[[np.ndarray], str]) -> None:
         self.registry = registry
+        self.store_array = store_array
 
     def call(self, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Encoded:
         encoded = Encoded({"n": number})
@@ -76,10 +83,9 @@ class Encoder:
             return {"kind": "numpy_scalar", "dtype": str(value.dtype), "value": value.item()}
         handler = self.registry.handler_for(value)
         if handler is NPHandler:  # the built-in one: stored once per content
-            digest = npy_digest(value)
-            encoded.objects[f"{digest}.npy"] = value
-            encoded.record.setdefault("links", {})[f"arg_{label}.npy"] = f"{digest}.npy"
-            return {"kind": "numpy", "object": f"{digest}.npy", "shape": list(value.shape), "dtype": str(value.dtype)}
+            name = self.store_array(value)
+            encoded.record.setdefault("links", {})[f"arg_{label}.npy"] = name
+            return {"kind": "numpy", "object": name, "shape": list(value.shape), "dtype": str(value.dtype)}
         if handler is not None:
             instance = handler(label, value)
             encoded.handlers.append(instance)
@@ -87,29 +93,6 @@ class Encoder:
         content = cloudpickle.dumps(value)
         encoded.files[f"arg_{label}.pickle"] = content
         return {"kind": "pickle", "file": f"arg_{label}.pickle", "type": _type_name(value)}
-
-
-class _Hashing:
-    """A file-like object that only hashes what is written to it."""
-
-    def __init__(self) -> None:
-        self.hash = hashlib.sha256()
-
-    def write(self, data: bytes) -> int:
-        self.hash.update(data)
-        return len(data)
-
-
-def npy_digest(array: np.ndarray) -> str:
-    """The SHA-256 of the ``.npy`` file ``np.save`` writes for ``array``, without
-    writing it or copying the array: numpy hands a non-file writer 16 MB pieces."""
-    hashing = _Hashing()
-    np.lib.format.write_array(hashing, array, allow_pickle=False)  # type: ignore[arg-type]
-    return hashing.hash.hexdigest()
-
-
-def save_npy(array: np.ndarray, stream: Any) -> None:
-    np.save(stream, array, allow_pickle=False)
 
 
 def _inline(value: Any) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
-from pypads.writer import connection
+from pypads.uploader import connection
 
 # import name of a library -> MLflow flavor module
 FLAVORS = {

@@ -1,0 +1,98 @@
+"""Arrays as ``.npy`` files, byte for byte what ``np.save`` writes, named by the
+BLAKE3 hash of the file, so anyone can check a stored object with ``b3sum``.
+
+BLAKE3, not SHA-256: SHA-256 runs at about 1.7 GB/s here, three times slower than
+``np.save`` writes into the page cache, and recording must run at the speed of saving.
+BLAKE3 is as strong and about four times faster. The file and the hash take the
+array's memory side by side, in 16 MB pieces on two threads (both let go of the GIL);
+neither copies it.
+"""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, BinaryIO
+
+import numpy as np
+from blake3 import blake3
+
+PIECE = 16 << 20  # bytes per step: large enough that one step of each thread overlaps the other's
+
+
+def header(array: np.ndarray) -> bytes | None:
+    """The header ``np.save`` writes before ``array``'s memory, when the file's data
+    is that memory as it is; None when numpy must convert it (objects, strided views,
+    a header that needs format 3.0)."""
+    if array.dtype.hasobject or array.itemsize == 0:
+        return None
+    if not (array.flags.c_contiguous or array.flags.f_contiguous):
+        return None
+    fields = np.lib.format.header_data_from_array_1_0(array)
+    for write_header in (np.lib.format.write_array_header_1_0, np.lib.format.write_array_header_2_0):
+        written = io.BytesIO()
+        try:
+            write_header(written, fields)
+        except ValueError:  # too long for 1.0 (then 2.0 is what np.save picks), or not latin-1
+            continue
+        return written.getvalue()
+    return None
+
+
+def digest(array: np.ndarray) -> str:
+    """The BLAKE3 hash of the file :func:`save` writes for ``array``, without writing it."""
+    leading = header(array)
+    if leading is None:
+        hashing = _Tee(None)
+        np.lib.format.write_array(hashing, array, allow_pickle=False)  # type: ignore[arg-type]
+        return hashing.hash.hexdigest()
+    hashed = blake3(leading)
+    hashed.update(_memory(array))
+    return hashed.hexdigest()
+
+
+def save(array: np.ndarray, stream: BinaryIO) -> str:
+    """Write ``array`` into ``stream`` as ``np.save`` would; returns the file's BLAKE3 hash."""
+    leading = header(array)
+    if leading is None:
+        tee = _Tee(stream)
+        np.lib.format.write_array(tee, array, allow_pickle=False)  # type: ignore[arg-type]
+        return tee.hash.hexdigest()
+    hashed = blake3(leading)
+    stream.write(leading)
+    memory = _memory(array)
+    if len(memory) <= PIECE:
+        hashed.update(memory)
+        stream.write(memory)
+        return hashed.hexdigest()
+    with ThreadPoolExecutor(1, thread_name_prefix="pypads-hash") as hasher:
+        previous = None
+        for start in range(0, len(memory), PIECE):
+            piece = memory[start:start + PIECE]
+            if previous is not None:
+                previous.result()  # the hash takes its pieces in order
+            previous = hasher.submit(hashed.update, piece)
+            stream.write(piece)
+        if previous is not None:
+            previous.result()
+    return hashed.hexdigest()
+
+
+def _memory(array: np.ndarray) -> memoryview:
+    # A Fortran-ordered array is saved as its transpose's C order: its memory as it is.
+    ordered = array if array.flags.c_contiguous else array.T
+    return memoryview(ordered.reshape(-1).view(np.uint8))
+
+
+class _Tee:
+    """A file-like object that hashes what is written to it and passes it on."""
+
+    def __init__(self, stream: BinaryIO | None) -> None:
+        self.stream = stream
+        self.hash = blake3()
+
+    def write(self, data: Any) -> int:
+        self.hash.update(data)
+        if self.stream is not None:
+            self.stream.write(data)
+        return len(data)

@@ -1,0 +1,365 @@
+"""The MLflow side of a run: reads the run's journal as it grows and uploads it.
+
+An :class:`Uploader` opens (or joins) the run, sends what the journal holds in as few
+MLflow calls as possible, records in the journal how far it got, and at the end ends
+the run and deletes the journal. It shares nothing with the script but the journal's
+files, so it runs either on a thread of the script (when the script has MLflow
+imported anyway) or in a process of its own, started by the writer as::
+
+    python -c "…from pypads.uploader import main…" <journal folder> [--interval S] [--recover] [--script PATH]
+
+In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
+never touch the script: not its memory, not its GIL. The process reads commands on
+stdin (``flush <n>``, ``close <status> <timeout>``; end of input means the script is gone) and
+answers with JSON lines on the stdout it was given (see :mod:`pypads.writer`).
+
+:func:`recover` uploads journals that earlier processes left behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import queue
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+from pypads.journal import Journal, left_behind
+from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
+
+DEFAULT_TIMEOUT = 5.0  # seconds without an answer from MLflow before the end gives up
+Warn = Callable[[str, str], None]
+OpenRun = Callable[[RunTarget], tuple[Any, str]]
+
+
+class WriterWarning(UserWarning):
+    """The writer could not store something in MLflow."""
+
+
+def connection() -> ModuleType:
+    """:mod:`pypads.connection`, imported on first use: it imports MLflow, which takes
+    a second that the script should not wait for."""
+    # MLflow first: while one thread opens the run inside MLflow's import (see
+    # writer.hold_mlflow_import), which imports pypads.connection, another thread must
+    # wait at MLflow's import, not hold pypads.connection's import lock: that would deadlock.
+    importlib.import_module("mlflow")
+    return importlib.import_module("pypads.connection")
+
+
+class AnswerClock:
+    """When the MLflow call in progress began: lets a thread that waits for another
+    tell a store that does not answer from one that is merely busy."""
+
+    def __init__(self) -> None:
+        self._since: float | None = None
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        self.started()
+        try:
+            return function(*args)
+        finally:
+            self.answered()
+
+    def started(self) -> None:
+        self._since = time.monotonic()
+
+    def answered(self) -> None:
+        self._since = None
+
+    def wait(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``done()`` as long as MLflow answers: False once one call has
+        waited ``timeout`` seconds (counted from now at the earliest)."""
+        waiting_from = time.monotonic()
+        while not done():
+            time.sleep(0.02)
+            since = self._since
+            if since is not None and time.monotonic() - max(since, waiting_from) > timeout:
+                return False
+        return True
+
+
+def warn_locally(key: str, message: str) -> None:
+    warnings.warn(message, WriterWarning, stacklevel=3)
+
+
+class Uploader:
+    """Uploads the journal in ``folder`` into its MLflow run.
+
+    Args:
+        folder: the journal.
+        clock: times every MLflow call (see :class:`AnswerClock`).
+        warn: reports a failure, once per ``key``.
+        open_run: ``target -> (MlflowClient, run id)``; by default
+            :func:`pypads.connection.open_run`.
+        on_open: called with the run id once the run exists.
+
+    After a failure nothing more is sent: the journal keeps all that is not committed,
+    in order, for a later :func:`recover`.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        clock: AnswerClock | None = None,
+        warn: Warn = warn_locally,
+        open_run: OpenRun | None = None,
+        on_open: Callable[[str], None] | None = None,
+    ) -> None:
+        self.journal = Journal(folder)
+        meta = self.journal.meta()
+        self.owns_run: bool = meta.get("owns_run", True)
+        store = Store(meta["tracking_uri"], Path(meta["artifact_root"]) if meta.get("artifact_root") else None)
+        self.target = RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"))
+        self.clock = clock or AnswerClock()
+        self.client: Any = None
+        self.run_id: str | None = None
+        self.failed = False
+        self.opened = threading.Event()
+        self._warn_once = _Once(warn)
+        self._open_run = open_run
+        self._on_open = on_open
+        self._open_lock = threading.Lock()
+        self._drain_lock = threading.Lock()
+        self._draining: int | None = None  # the thread that holds _drain_lock
+        self._since = self.journal.committed()
+        self._first_drain = True
+
+    def open(self) -> bool:
+        """Open the run (or join the one the journal names), unless that happened already."""
+        # Outside the lock: the first import of MLflow may run hold_mlflow_import's hook,
+        # which opens the run on this very thread.
+        open_run = self._open_run or connection().open_run
+        with self._open_lock:
+            if self.opened.is_set():
+                return self.run_id is not None
+            try:
+                self.client, run_id = self.clock.call(open_run, self.target)
+                if run_id != self.target.join_run_id:
+                    self.journal.set_run_id(run_id)
+                self.run_id = run_id
+                if self._on_open is not None:
+                    self._on_open(run_id)
+            except Exception as error:  # the store is unreachable: the journal keeps it all
+                self.failed = True
+                self._warn_once("open", f"pypads could not open an MLflow run at {self.target.store.tracking_uri} "
+                                f"({error}); tracking goes on into {self.journal.folder}, which the next PyPads() uploads")
+            finally:
+                self.opened.set()
+            return self.run_id is not None
+
+    def drain(self) -> bool:
+        """Send what the journal holds now; True when all of it is in MLflow.
+
+        Returns False at once when called from a signal handler that interrupted this
+        very thread in the middle of a drain: waiting for that drain would wait forever.
+        """
+        if self._draining == threading.get_ident() or not self.open() or self.failed:
+            return False
+        with self._drain_lock:
+            self._draining = threading.get_ident()
+            try:
+                self._send()
+            finally:
+                self._draining = None
+        return not self.failed
+
+    def finish(self, status: str | None, only_if_running: bool = False) -> bool:
+        """Send the rest, end the run with ``status`` if the journal's script owns it
+        (``only_if_running``: unless it has ended already), and delete the journal.
+        Returns False, keeping the journal, if anything did not reach MLflow."""
+        if not self.drain():
+            return False
+        if status is not None and self.owns_run:
+            try:
+                self.clock.call(connection().end_run, self.client, self.run_id, status, only_if_running)
+            except Exception as error:
+                self.failed = True
+                self._warn_once("end", f"could not end MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
+                return False
+        self.journal.discard()
+        return True
+
+    def _send(self) -> None:
+        batch = self.journal.read_new(self._since)
+        link = connection()
+        where = f"MLflow run {self.run_id} (kept in {self.journal.folder})"
+        try:
+            if batch.has_entities:
+                self.clock.call(link.write_entities, self.client, self.run_id, batch, self._warn_once)
+        except Exception as error:
+            self.failed = True
+            self._warn_once("batch", f"could not log to {where}: {error}")
+            return
+        paths = set(batch.artifacts)
+        if self._first_drain:  # files a journal of an older pypads staged without a line
+            paths.update(self.journal.staged_files())
+            self._first_drain = False
+        try:
+            if paths:
+                link.upload_artifacts(self.client, self.run_id, self.journal, sorted(paths), self.clock.call)
+        except Exception as error:
+            self.failed = True
+            self._warn_once("artifacts", f"could not store artifacts of {where}: {error}")
+            return
+        self.journal.commit(batch.offset)
+        self._since = batch.offset
+
+
+class _Once:
+    """A warning function that reports each key once."""
+
+    def __init__(self, warn: Warn) -> None:
+        self._warn = warn
+        self._seen: set[str] = set()
+
+    def __call__(self, key: str, message: str) -> None:
+        if key not in self._seen:
+            self._seen.add(key)
+            self._warn(key, message)
+
+
+def recover(clock: AnswerClock | None = None, warn: Warn = warn_locally) -> list[str]:
+    """Upload what dead processes left in their journals. A run that was never opened
+    (the store was down) is opened now; a run still RUNNING ends with the status its
+    script ended it with, or KILLED. Returns the run ids recovered."""
+    recovered = []
+    for journal in left_behind():
+        claimed = journal.claim()
+        if claimed is None:
+            continue  # another process is recovering it
+        uploader = Uploader(claimed.folder, clock, warn)
+        if uploader.finish(claimed.status() or claimed.meta().get("status") or "KILLED", only_if_running=True):
+            recovered.append(uploader.run_id or "")
+    return recovered
+
+
+class Recovery:
+    """:func:`recover` on a thread of its own, reporting instead of raising."""
+
+    def __init__(self, warn: Warn = warn_locally) -> None:
+        self.clock = AnswerClock()
+        self._warn = warn
+        self._thread = threading.Thread(target=self._run, name="pypads-recovery", daemon=True)
+
+    def start(self) -> Recovery:
+        self._thread.start()
+        return self
+
+    @property
+    def started(self) -> bool:
+        return self._thread.ident is not None
+
+    def wait(self, timeout: float) -> bool:
+        """Wait for it while MLflow answers; what it leaves, a later PyPads() finishes."""
+        return self.clock.wait(lambda: not self._thread.is_alive(), timeout)
+
+    def _run(self) -> None:
+        try:
+            recover(self.clock, self._warn)
+        except Exception as error:
+            self._warn("recovery", f"pypads could not recover a journal left by an earlier process: {error}")
+
+
+# --- the uploader as a process of its own --------------------------------------------
+class _Channel:
+    """JSON lines to the script, from any thread of this process."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def send(self, **message: Any) -> None:
+        with self._lock:
+            try:
+                self._stream.write(json.dumps(message) + "\n")
+                self._stream.flush()
+            except (OSError, ValueError):  # the script is gone: the journal is what counts
+                pass
+
+
+class _ReportingClock(AnswerClock):
+    """An answer clock whose readings the script sees too (it decides how long to wait)."""
+
+    def __init__(self, channel: _Channel) -> None:
+        super().__init__()
+        self._channel = channel
+
+    def started(self) -> None:
+        super().started()
+        self._channel.send(busy=True)
+
+    def answered(self) -> None:
+        super().answered()
+        self._channel.send(busy=False)
+
+
+def _read_commands(commands: queue.Queue[list[str] | None]) -> None:
+    for line in sys.stdin:
+        commands.put(line.split())
+    commands.put(None)  # end of input: the script is gone
+
+
+def serve(folder: Path, interval: float, recover_left: bool) -> int:
+    """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
+    MLflow has not answered for the timeout the script gives (or ``DEFAULT_TIMEOUT``)."""
+    # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
+    channel = _Channel(os.fdopen(os.dup(1), "w"))
+    os.dup2(2, 1)
+    clock = _ReportingClock(channel)
+    uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(warn=key, message=message))
+    uploader.journal.set_uploader(os.getpid())
+    commands: queue.Queue[list[str] | None] = queue.Queue()
+    threading.Thread(target=_read_commands, args=(commands,), name="pypads-commands", daemon=True).start()
+    uploader.open()
+    channel.send(open=uploader.run_id)
+    recovery = Recovery(lambda key, message: channel.send(warn=key, message=message)).start() if recover_left else None
+    while True:
+        try:
+            command = commands.get(timeout=interval)
+        except queue.Empty:
+            if uploader.journal.has_news():
+                uploader.drain()
+            continue
+        if command and command[0] == "flush":
+            channel.send(flushed=int(command[1]), ok=uploader.drain())
+            continue
+        if command is None:  # killed: end the run the way recovery would
+            status, timeout = uploader.journal.status() or "KILLED", DEFAULT_TIMEOUT
+        else:  # close <status> <timeout>
+            status, timeout = (command[1] if command[1] != "-" else None), float(command[2])
+        break
+    finished: list[bool] = []
+    finishing = threading.Thread(target=lambda: finished.append(uploader.finish(status)), daemon=True)
+    finishing.start()
+    if not clock.wait(lambda: not finishing.is_alive(), timeout):
+        channel.send(closed=False)
+        os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
+    if recovery is not None:
+        recovery.wait(timeout)
+    channel.send(closed=bool(finished and finished[0]))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pypads.uploader", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="the run's journal")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between two uploads")
+    parser.add_argument("--recover", action="store_true", help="also upload journals left behind")
+    parser.add_argument("--script", help="the script's sys.argv[0], which MLflow tags the run with")
+    options = parser.parse_args(argv)
+    if options.script is not None:
+        # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
+        sys.argv[0] = options.script
+    return serve(options.folder, options.interval, options.recover)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
