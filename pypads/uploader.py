@@ -6,7 +6,7 @@ the run and deletes the journal. It shares nothing with the script but the journ
 files, so it runs either on a thread of the script (when the script has MLflow
 imported anyway) or in a process of its own, started by the writer as::
 
-    python -c "…from pypads.uploader import main…" <journal folder> [--interval S] [--recover] [--script PATH]
+    python -c "from pypads.uploader import main; main()" <journal folder> [--interval S] [--recover] [--script PATH]
 
 In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
 never touch the script: not its memory, not its GIL. The process reads commands on
@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from pypads.journal import Journal, left_behind
 from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
@@ -73,6 +73,10 @@ class AnswerClock:
 
     def answered(self) -> None:
         self._since = None
+
+    @property
+    def busy(self) -> bool:
+        return self._since is not None
 
     def wait(self, done: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``done()`` as long as MLflow answers: False once one call has
@@ -161,7 +165,7 @@ class Uploader:
         Returns False at once when called from a signal handler that interrupted this
         very thread in the middle of a drain: waiting for that drain would wait forever.
         """
-        if self._draining == threading.get_ident() or not self.open() or self.failed:
+        if self.draining_here or not self.open() or self.failed:
             return False
         with self._drain_lock:
             self._draining = threading.get_ident()
@@ -170,6 +174,11 @@ class Uploader:
             finally:
                 self._draining = None
         return not self.failed
+
+    @property
+    def draining_here(self) -> bool:
+        """Whether this thread is in the middle of a drain (a signal handler interrupted it)."""
+        return self._draining == threading.get_ident()
 
     def finish(self, status: str | None, only_if_running: bool = False) -> bool:
         """Send the rest, end the run with ``status`` if the journal's script owns it
@@ -307,7 +316,7 @@ def _read_commands(commands: queue.Queue[list[str] | None]) -> None:
     commands.put(None)  # end of input: the script is gone
 
 
-def serve(folder: Path, interval: float, recover_left: bool) -> int:
+def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or ``DEFAULT_TIMEOUT``)."""
     # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
@@ -345,10 +354,12 @@ def serve(folder: Path, interval: float, recover_left: bool) -> int:
     if recovery is not None:
         recovery.wait(timeout)
     channel.send(closed=bool(finished and finished[0]))
-    return 0
+    # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
+    # the script may be waiting for this process to end.
+    os._exit(0)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> NoReturn:
     parser = argparse.ArgumentParser(prog="python -m pypads.uploader", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="the run's journal")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between two uploads")
@@ -358,8 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     if options.script is not None:
         # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
         sys.argv[0] = options.script
-    return serve(options.folder, options.interval, options.recover)
+    serve(options.folder, options.interval, options.recover)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -219,7 +219,7 @@ class UploaderThread:
     def close(self, status: str | None, timeout: float) -> bool:
         self._status, self._timeout = status, timeout
         self._stopped.set()
-        if self._thread is threading.current_thread() or self.uploader._draining == threading.get_ident():
+        if self._thread is threading.current_thread() or self.uploader.draining_here:
             return False  # a signal handler interrupted our own upload: the journal keeps it
         if self._thread.ident is None:
             self._thread.start()  # never started: the final upload still happens
@@ -248,7 +248,7 @@ class UploaderThread:
 
 
 class UploaderProcess:
-    """The uploader in a process of its own (``python -m pypads.uploader``), driven
+    """The uploader in a process of its own (:func:`pypads.uploader.main`), driven
     through its stdin; its answers (JSON lines on its stdout) are read on a thread here."""
 
     def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
@@ -262,6 +262,7 @@ class UploaderProcess:
         self._opened = threading.Event()
         self._ended = threading.Event()  # the process has closed its answers
         self._closed_ok: bool | None = None  # None until the process says how its end went
+        self._said_closed = threading.Event()
         self.timed_out = False
         self._lock = threading.Lock()
         self._flushes: dict[int, tuple[threading.Event, list[bool]]] = {}
@@ -274,7 +275,7 @@ class UploaderProcess:
             self._import_hold = hold_mlflow_import(self._opened.wait)
         environment = dict(os.environ)
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), environment.get("PYTHONPATH")]))
-        command = [sys.executable, "-c", "import sys; from pypads.uploader import main; sys.exit(main())",
+        command = [sys.executable, "-c", "from pypads.uploader import main; main()",
                    str(self.journal.folder), "--interval", str(self.interval)]
         if sys.argv and sys.argv[0]:
             command.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
@@ -288,6 +289,10 @@ class UploaderProcess:
             self._ended.set()
             return
         _PROCESSES.add(self)
+        # MLflow's import in the new process counts as waiting for MLflow: a store that
+        # does not answer costs the script's end at most the timeout, however far the
+        # uploader got with its import.
+        self.clock.started()
         threading.Thread(target=self._read_answers, name="pypads-uploader-answers", daemon=True).start()
 
     @property
@@ -315,9 +320,8 @@ class UploaderProcess:
         if process is None:
             return False
         self._command(f"close {status or '-'} {timeout}")
-        if self.clock.wait(self._ended.is_set, timeout):
-            process.wait()
-            ok = bool(self._closed_ok)
+        if self.clock.wait(lambda: self._said_closed.is_set() or self._ended.is_set(), timeout):
+            ok = bool(self._closed_ok)  # its exit is not waited for: nothing is left to do
         else:  # MLflow does not answer: stop the uploader, the journal keeps the run
             self.timed_out = True
             process.kill()
@@ -370,7 +374,10 @@ class UploaderProcess:
 
     def _answer(self, message: dict[str, Any]) -> None:
         if "busy" in message:
-            (self.clock.started if message["busy"] else self.clock.answered)()
+            if not message["busy"]:
+                self.clock.answered()
+            elif not self.clock.busy:  # still busy since the start: keep the earlier time
+                self.clock.started()
         elif "open" in message:
             self._run_id = message["open"]
             if self._run_id is not None and self._on_open is not None:
@@ -385,6 +392,7 @@ class UploaderProcess:
             warn_locally(message["warn"], message["message"])
         elif "closed" in message:
             self._closed_ok = message["closed"]
+            self._said_closed.set()
 
 
 _PROCESSES: weakref.WeakSet[UploaderProcess] = weakref.WeakSet()
