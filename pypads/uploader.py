@@ -4,9 +4,8 @@ An :class:`Uploader` opens (or joins) the run, sends what the journal holds in a
 MLflow calls as possible, records in the journal how far it got, and at the end ends
 the run and deletes the journal. It shares nothing with the script but the journal's
 files, so it runs either on a thread of the script (when the script has MLflow
-imported anyway) or in a process of its own, started by the writer as::
-
-    python -c "from pypads.uploader import main; main()" <journal folder> [--interval S] [--recover] [--script PATH]
+imported anyway) or in a process of its own, which the writer starts with
+:func:`main`'s arguments: ``<journal folder> [--interval S] [--recover] [--script PATH]``.
 
 In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
 never touch the script: not its memory, not its GIL. The process reads commands on

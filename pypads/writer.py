@@ -43,7 +43,13 @@ from pypads.patching.importer import PatchingFinder
 from pypads.store import RunTarget
 from pypads.uploader import DEFAULT_TIMEOUT, AnswerClock, OpenRun, Recovery, Uploader, warn_locally
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # where the uploader process imports pypads from
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # where this pypads was imported from
+# The uploader process imports the same pypads as the script: from where the script got
+# it, unless it is on the default path anyway (then a site-packages folder must not go
+# first, where old backports could shadow the standard library).
+LAUNCH = ("import sys; root = sys.argv.pop(1)\n"
+          "if root not in sys.path: sys.path.insert(0, root)\n"
+          "from pypads.uploader import main; main()")
 
 
 class Writer:
@@ -77,12 +83,15 @@ class Writer:
         self.target = target
         self._open_run = open_run
         self._closed = False
-        link = UploaderThread if in_process else UploaderProcess
-        self._uploader = link(journal, interval, on_open, open_run, recover)
+        self._settings = (journal, interval, on_open, open_run, recover)
+        self._uploader: UploaderThread | UploaderProcess = (UploaderThread if in_process else UploaderProcess)(
+            *self._settings)
 
     def start(self) -> None:
         """Start uploading (opening the run first)."""
-        self._uploader.start()
+        if not self._uploader.start():
+            self._uploader = UploaderThread(*self._settings)
+            self._uploader.start()
 
     # --- the run ----------------------------------------------------------------------
     @property
@@ -199,10 +208,11 @@ class UploaderThread:
         self._import_hold: PatchingFinder | None = None
         self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
 
-    def start(self) -> None:
+    def start(self) -> bool:
         if "mlflow" not in sys.modules:
             self._import_hold = hold_mlflow_import(self.uploader.open)
         self._thread.start()
+        return True
 
     @property
     def run_id(self) -> str | None:
@@ -270,30 +280,30 @@ class UploaderProcess:
         self._process: subprocess.Popen[bytes] | None = None
         self._import_hold: PatchingFinder | None = None
 
-    def start(self) -> None:
-        if "mlflow" not in sys.modules:
-            self._import_hold = hold_mlflow_import(self._opened.wait)
-        environment = dict(os.environ)
-        environment["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), environment.get("PYTHONPATH")]))
-        command = [sys.executable, "-c", "from pypads.uploader import main; main()",
-                   str(self.journal.folder), "--interval", str(self.interval)]
+    def start(self) -> bool:
+        """Start the process; False if it cannot be started (then a thread uploads)."""
+        command = [sys.executable, "-c", LAUNCH, str(PACKAGE_ROOT), str(self.journal.folder),
+                   "--interval", str(self.interval)]
         if sys.argv and sys.argv[0]:
             command.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
+        if self.recover:
+            command.append("--recover")
         try:
             # A session of its own: Ctrl-C in a terminal reaches the script, which ends the run.
-            self._process = subprocess.Popen(command + (["--recover"] if self.recover else []), env=environment,
-                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             start_new_session=True)
         except OSError as error:
-            warn_locally("start", f"pypads could not start its uploader ({error}); the run stays in {self.journal.folder}")
-            self._opened.set()
-            self._ended.set()
-            return
+            warn_locally("start", f"pypads could not start its uploader process ({error}); it uploads on a thread")
+            return False
+        if "mlflow" not in sys.modules:
+            self._import_hold = hold_mlflow_import(self._opened.wait)
         _PROCESSES.add(self)
         # MLflow's import in the new process counts as waiting for MLflow: a store that
         # does not answer costs the script's end at most the timeout, however far the
         # uploader got with its import.
         self.clock.started()
         threading.Thread(target=self._read_answers, name="pypads-uploader-answers", daemon=True).start()
+        return True
 
     @property
     def run_id(self) -> str | None:

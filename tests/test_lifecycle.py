@@ -87,6 +87,16 @@ def test_an_uploader_that_dies_costs_a_warning_and_the_next_pypads_uploads_its_r
     assert run.data.params["DecisionTreeClassifier_1.max_depth"] == "3"
 
 
+def test_where_no_process_can_be_started_a_thread_uploads(tmp_path):
+    code = "import sys\nsys.executable = '/nonexistent/python'\n" + PRELUDE + "print(tracker.run_id)\n"
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "could not start its uploader process" in result.stderr
+    run = only_run(store_of(tmp_path))
+    assert result.stdout.strip() == run.run_id and run.status == "FINISHED"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
+
+
 def test_the_scripts_own_mlflow_calls_right_after_pypads_land_in_its_run(tmp_path):
     # The run is opened off the script's thread; a script that imports MLflow at once
     # and logs must still find it, not start a run of its own.
