@@ -139,7 +139,10 @@ class Uploader:
         """Open the run (or join the one the journal names), unless that happened already."""
         # Outside the lock: the first import of MLflow may run hold_mlflow_import's hook,
         # which opens the run on this very thread.
-        open_run = self._open_run or connection().open_run
+        try:
+            open_run = self._open_run or connection().open_run
+        except Exception as error:  # MLflow cannot even be imported
+            open_run = _raise(error)
         with self._open_lock:
             if self.opened.is_set():
                 return self.run_id is not None
@@ -219,6 +222,12 @@ class Uploader:
             return
         self.journal.commit(batch.offset)
         self._since = batch.offset
+
+
+def _raise(error: Exception) -> OpenRun:
+    def raising(_target: RunTarget) -> tuple[Any, str]:
+        raise error
+    return raising
 
 
 class _Once:
