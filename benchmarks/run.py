@@ -253,10 +253,10 @@ def call_recording(quick: bool) -> None:
         finally:
             os.chdir(previous)
             CONTEXT.new()
-    row(f"record a {size} MB array", f"{size / on_disk:.0f} MB/s to disk, {size / cached:.0f} MB/s to the page cache",
+    row(f"record a {size} MB array", f"{size / on_disk:.0f} MB/s with fsync, {size / cached:.0f} MB/s without",
         f"np.save {size / on_disk_anchor:.0f} MB/s, {size / cached_anchor:.0f} MB/s",
-        f"{on_disk_anchor / on_disk:.2f}x np.save speed to disk (fsync), {cached_anchor / cached:.2f}x to the page "
-        f"cache; 10 calls stored {objects - 1} object(s)")
+        f"{on_disk_anchor / on_disk:.2f}x np.save speed with fsync (on disk), {cached_anchor / cached:.2f}x without "
+        f"(in the page cache, as far as the kernel keeps up); 10 calls stored {objects - 1} object(s)")
 
 
 def script_output(code: str, env: dict[str, str] | None = None) -> tuple[str, float]:
