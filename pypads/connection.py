@@ -92,8 +92,9 @@ def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
         return experiment.experiment_id
 
 
-def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn) -> None:
-    """The batch's params, tags and metrics in ``log_batch`` calls within MLflow's limits."""
+def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn, call: Call = _direct) -> None:
+    """The batch's params, tags and metrics in ``log_batch`` calls within MLflow's limits
+    (each timed through ``call``)."""
     param_list = [Param(key, value) for key, value in batch.params.items()]
     tag_list = [RunTag(key, value) for key, value in batch.tags.items()]
     metric_list = [Metric(key, value, timestamp, step) for key, value, timestamp, step in batch.metrics]
@@ -102,16 +103,29 @@ def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn) 
         batch_tags, tag_list = tag_list[:MAX_TAGS_PER_BATCH], tag_list[MAX_TAGS_PER_BATCH:]
         room = MAX_ENTITIES_PER_BATCH - len(batch_params) - len(batch_tags)
         batch_metrics, metric_list = metric_list[:room], metric_list[room:]
-        try:
-            client.log_batch(run_id, metrics=batch_metrics, params=batch_params, tags=batch_tags)
-        except MlflowException:
-            # One param MLflow refuses (e.g. a changed value) must not sink the batch.
-            client.log_batch(run_id, metrics=batch_metrics, tags=batch_tags)
-            for param in batch_params:
-                try:
-                    client.log_batch(run_id, params=[param])
-                except MlflowException as error:
-                    warn(f"param:{param.key}", f"MLflow refused param {param.key!r}: {error}")
+        _log_batch(client, run_id, batch_metrics, batch_params, batch_tags, warn, call)
+
+
+def _log_batch(client: MlflowClient, run_id: str, metrics: list[Metric], params: list[Param], tags: list[RunTag],
+               warn: Warn, call: Call) -> None:
+    """One ``log_batch`` call. An entity MLflow refuses (a changed param, a name it does
+    not allow) must not sink the rest: the batch is halved until each refused entity
+    stands alone, and is then dropped with a warning. Any other error (the store, not
+    the data) is raised: the journal keeps the batch."""
+    try:
+        call(lambda: client.log_batch(run_id, metrics=metrics, params=params, tags=tags))
+    except MlflowException as error:
+        if error.error_code != "INVALID_PARAMETER_VALUE":
+            raise
+        entities: list[Metric | Param | RunTag] = [*metrics, *params, *tags]
+        if len(entities) == 1:
+            kind = {Metric: "metric", Param: "param", RunTag: "tag"}[type(entities[0])]
+            warn(f"{kind}:{entities[0].key}", f"MLflow refused {kind} {entities[0].key!r}: {error.message}")
+            return
+        for part in (entities[: len(entities) // 2], entities[len(entities) // 2 :]):
+            _log_batch(client, run_id, [entity for entity in part if isinstance(entity, Metric)],
+                       [entity for entity in part if isinstance(entity, Param)],
+                       [entity for entity in part if isinstance(entity, RunTag)], warn, call)
 
 
 def upload_artifacts(
@@ -124,9 +138,10 @@ def upload_artifacts(
     pending = list(paths)
     while pending:
         chunk, pending = pending[:UPLOAD_CHUNK], pending[UPLOAD_CHUNK:]
-        # mkdtemp, not TemporaryDirectory: its clean-up at interpreter exit would race a
-        # writer thread that is still uploading.
-        folder = Path(tempfile.mkdtemp(prefix="pypads-upload-"))
+        # In the journal, so that large files are hard-linked, not copied (/tmp is often
+        # another file system); mkdtemp, not TemporaryDirectory: its clean-up at
+        # interpreter exit would race an uploader thread that is still uploading.
+        folder = Path(tempfile.mkdtemp(prefix=".upload-", dir=journal.folder))
         try:
             uploaded = [path for path in chunk if _materialize(journal, path, folder)]
             if uploaded:

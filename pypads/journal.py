@@ -127,17 +127,16 @@ class Journal:
         write_atomically(self.folder / "uploader.json",
                          json.dumps({"pid": pid, "started": psutil.Process(pid).create_time()}).encode())
 
-    def reopen(self, run_id: str | None) -> None:
-        """Make the journal again after its uploader deleted it, for a write that comes
-        late into run ``run_id`` (joined: the run has ended already)."""
-        with self._lock:
-            if self._descriptor_pid == os.getpid():
-                for descriptor in self._descriptors.values():
-                    os.close(descriptor)
-            self._descriptors = {}
+    def reopen(self, run_id: str | None) -> bool:
+        """Make the journal again if its uploader deleted it, for a write that comes
+        late into run ``run_id`` (joined: the run has ended already). False if it was
+        still there (the end did not reach MLflow: it waits for a later recovery)."""
+        self.close()
+        if (self.folder / "meta.json").exists():
+            return False
         self.artifacts.mkdir(parents=True, exist_ok=True)
-        if not (self.folder / "meta.json").exists():
-            self._write_meta({**self._created, "run_id": run_id, "owns_run": False})
+        self._write_meta({**self._created, "run_id": run_id, "owns_run": False})
+        return True
 
     # --- on the calling thread --------------------------------------------------------
     def record(self, entry: dict[str, Any]) -> int:
@@ -229,6 +228,7 @@ class Journal:
                     self._locate(entry)
                 if start >= since:
                     batch.add(entry, self._read)
+        batch.offset = max(since, self._read)  # lines before ``since`` are committed already
         return batch
 
     def _locate(self, entry: dict[str, Any]) -> None:
@@ -264,21 +264,27 @@ class Journal:
         return True
 
     def unstage(self, path: str, uploaded: Path) -> None:
-        """Drop an uploaded artifact's file of its own, unless a newer one replaced it
-        meanwhile (``uploaded`` is the copy that went up)."""
+        """Drop an uploaded artifact's file of its own if it is the one that went up
+        (``uploaded`` is its hard link there), not a newer one staged meanwhile. A file
+        left over stays until the journal is discarded: the upload always takes the
+        artifact's latest content."""
         source = self.artifacts / path
         try:
-            if os.path.samefile(source, uploaded) or self._where.get(path) is not None:
+            if os.path.samefile(source, uploaded):
                 source.unlink()
         except OSError:
             pass
 
-    def discard(self) -> None:
+    def close(self) -> None:
+        """Close the files kept open for appending (a later append opens them again)."""
         with self._lock:
             if self._descriptor_pid == os.getpid():
                 for descriptor in self._descriptors.values():
                     os.close(descriptor)
             self._descriptors = {}
+
+    def discard(self) -> None:
+        self.close()
         shutil.rmtree(self.folder, ignore_errors=True)
 
     # --- ownership --------------------------------------------------------------------

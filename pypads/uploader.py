@@ -22,6 +22,7 @@ import importlib
 import json
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -204,7 +205,7 @@ class Uploader:
         where = f"MLflow run {self.run_id} (kept in {self.journal.folder})"
         try:
             if batch.has_entities:
-                self.clock.call(link.write_entities, self.client, self.run_id, batch, self._warn_once)
+                link.write_entities(self.client, self.run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
             self.failed = True
             self._warn_once("batch", f"could not log to {where}: {error}")
@@ -374,6 +375,10 @@ def main(argv: list[str] | None = None) -> NoReturn:
     parser.add_argument("--recover", action="store_true", help="also upload journals left behind")
     parser.add_argument("--script", help="the script's sys.argv[0], which MLflow tags the run with")
     options = parser.parse_args(argv)
+    # Signals that end the script's whole job (Slurm, systemd) must not end this process
+    # first: the script ends the run, and end of input tells this process it is gone.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if options.script is not None:
         # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
         sys.argv[0] = options.script

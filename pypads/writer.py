@@ -34,7 +34,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from types import ModuleType
 from typing import Any, BinaryIO
 
@@ -43,12 +42,8 @@ from pypads.patching.importer import PatchingFinder
 from pypads.store import RunTarget
 from pypads.uploader import DEFAULT_TIMEOUT, AnswerClock, OpenRun, Recovery, Uploader, warn_locally
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # where this pypads was imported from
-# The uploader process imports the same pypads as the script: from where the script got
-# it, unless it is on the default path anyway (then a site-packages folder must not go
-# first, where old backports could shadow the standard library).
-LAUNCH = ("import sys; root = sys.argv.pop(1)\n"
-          "if root not in sys.path: sys.path.insert(0, root)\n"
+SYS_PATH_VARIABLE = "PYPADS_UPLOADER_SYS_PATH"
+LAUNCH = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({SYS_PATH_VARIABLE!r}))\n"
           "from pypads.uploader import main; main()")
 
 
@@ -83,21 +78,38 @@ class Writer:
         self.target = target
         self._open_run = open_run
         self._closed = False
+        self._late_lock = threading.Lock()
+        self._swap_lock = threading.Lock()  # the end and a take-over of the upload, one at a time
         self._settings = (journal, interval, on_open, open_run, recover)
-        self._uploader: UploaderThread | UploaderProcess = (UploaderThread if in_process else UploaderProcess)(
-            *self._settings)
+        self._uploader: UploaderThread | UploaderProcess
+        if in_process:
+            self._uploader = UploaderThread(*self._settings)
+        else:
+            self._uploader = UploaderProcess(*self._settings, on_death=self._take_over)
 
     def start(self) -> None:
         """Start uploading (opening the run first)."""
         if not self._uploader.start():
+            self._take_over()
+
+    def _take_over(self) -> bool:
+        """Upload on a thread of this process instead: the uploader's process could not
+        start, or stopped before the run ended. False once the run is ending (then the
+        journal waits for a later PyPads())."""
+        with self._swap_lock:
+            if self._closed:
+                return False
             self._uploader = UploaderThread(*self._settings)
             self._uploader.start()
+            return True
 
     # --- the run ----------------------------------------------------------------------
     @property
     def run_id(self) -> str | None:
         """The MLflow run id; waits until the run is open (``None`` if it could not be)."""
-        return self._uploader.run_id
+        uploader = self._uploader
+        run_id = uploader.run_id
+        return run_id if uploader is self._uploader else self._uploader.run_id  # taken over meanwhile
 
     @property
     def is_open(self) -> bool:
@@ -155,11 +167,16 @@ class Writer:
         if not self._closed:
             write()
             return
-        # A call that outlived its run (another thread was still inside it at end_run):
-        # its uploader is gone, so it is uploaded at once, on this thread.
-        self.journal.reopen(self._uploader.run_id)
-        write()
-        Uploader(self.journal.folder, open_run=self._open_run).finish(None)
+        # A call that outlived its run (another thread was still inside it at end_run).
+        # Its uploader is gone, so it is uploaded at once, on this thread (which imports
+        # MLflow here if need be), one late call at a time. If the end did not reach
+        # MLflow, the journal is still there and keeps it for a later PyPads().
+        with self._late_lock:
+            recreated = self.journal.reopen(self._uploader.run_id)
+            write()
+            self.journal.close()
+            if recreated:
+                Uploader(self.journal.folder, open_run=self._open_run).finish(None)
 
     # --- getting it into MLflow -----------------------------------------------------
     def flush(self) -> bool:
@@ -176,17 +193,21 @@ class Writer:
         the journal is gone; otherwise the journal keeps it (with ``status``) for the
         next ``PyPads()``, and a warning says so.
         """
-        if self._closed:
-            return False
-        self._closed = True
+        with self._swap_lock:
+            if self._closed:
+                return False
+            self._closed = True
+            uploader = self._uploader
         if status is not None:
             try:
                 self.journal.set_status(status)
             except OSError as error:  # the journal is only the fallback; go on closing
                 warn_locally("status", f"could not note the run's status in {self.journal.folder}: {error}")
-        if self._uploader.close(status, timeout):
+        with self._late_lock:
+            self.journal.close()  # the uploader deletes the files: do not hold them open
+        if uploader.close(status, timeout):
             return True
-        if self._uploader.timed_out:
+        if uploader.timed_out:
             warn_locally("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
                          f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
         return False
@@ -262,10 +283,11 @@ class UploaderProcess:
     through its stdin; its answers (JSON lines on its stdout) are read on a thread here."""
 
     def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
-                 open_run: OpenRun | None, recover: bool) -> None:
+                 open_run: OpenRun | None, recover: bool, on_death: Callable[[], bool] | None = None) -> None:
         self.journal = journal
         self.interval = interval
         self.recover = recover
+        self.on_death = on_death  # True if another uploader took over
         self.clock = AnswerClock()  # set from the process' reports
         self._on_open = on_open
         self._run_id: str | None = None
@@ -282,17 +304,20 @@ class UploaderProcess:
 
     def start(self) -> bool:
         """Start the process; False if it cannot be started (then a thread uploads)."""
-        command = [sys.executable, "-c", LAUNCH, str(PACKAGE_ROOT), str(self.journal.folder),
-                   "--interval", str(self.interval)]
+        if not sys.executable or getattr(sys, "frozen", False):
+            return False  # no interpreter to start (a frozen app would start itself again)
+        command = [sys.executable, "-c", LAUNCH, str(self.journal.folder), "--interval", str(self.interval)]
         if sys.argv and sys.argv[0]:
             command.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
         if self.recover:
             command.append("--recover")
+        # The same imports as the script: its sys.path, with what it added at run time.
+        environment = {**os.environ, SYS_PATH_VARIABLE: json.dumps(sys.path)}
         try:
             # A session of its own: Ctrl-C in a terminal reaches the script, which ends the run.
             self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             start_new_session=True)
-        except OSError as error:
+                                             env=environment, start_new_session=True)
+        except (OSError, ValueError) as error:
             warn_locally("start", f"pypads could not start its uploader process ({error}); it uploads on a thread")
             return False
         if "mlflow" not in sys.modules:
@@ -368,19 +393,33 @@ class UploaderProcess:
         assert self._process is not None and self._process.stdout is not None
         try:
             for line in self._process.stdout:
-                self._answer(json.loads(line))
-        except (OSError, ValueError):
+                try:
+                    self._answer(json.loads(line))
+                except Exception:  # noqa: S110 - e.g. warnings made errors: this thread must go on
+                    pass
+        except OSError:
             pass
-        finally:
-            if self._closed_ok is None and not self.timed_out:
-                warn_locally("uploader", f"pypads' uploader stopped before the run ended (exit code "
-                             f"{self._process.wait()}); the run stays in {self.journal.folder}, which the next "
-                             "PyPads() uploads")
-            self._opened.set()
-            self._ended.set()
-            with self._lock:
-                for event, _ in self._flushes.values():
-                    event.set()
+        if self._closed_ok is None and not self.timed_out:
+            self._died()
+        self._opened.set()
+        self._ended.set()
+        with self._lock:
+            for event, _ in self._flushes.values():
+                event.set()
+
+    def _died(self) -> None:
+        assert self._process is not None
+        _PROCESSES.discard(self)
+        if self._import_hold is not None:
+            self._import_hold.uninstall()
+        taken_over = self.on_death is not None and self.on_death()
+        then = ("a thread of the script uploads instead" if taken_over else
+                f"the run stays in {self.journal.folder}, which the next PyPads() uploads")
+        try:
+            warn_locally("uploader", f"pypads' uploader stopped before the run ended (exit code "
+                         f"{self._process.wait()}); {then}")
+        except Exception:  # noqa: S110 - warnings made errors: nobody to raise to on this thread
+            pass
 
     def _answer(self, message: dict[str, Any]) -> None:
         if "busy" in message:

@@ -129,6 +129,22 @@ def test_writer_batches_within_mlflow_limits(store_uri, tmp_path):
     assert len(counting.client.get_metric_history(run_id, "loss")) == 2500
 
 
+def test_a_name_mlflow_refuses_costs_only_that_value(store_uri, tmp_path):
+    client = MlflowClient(store_uri)
+    run_id = client.create_run(client.create_experiment("names")).info.run_id
+    writer = writer_for(client, run_id, store_uri, tmp_path)
+    writer.log_params({"depth": "3"})
+    for step in range(300):
+        writer.log_metric("loss", 1.0 / (step + 1), step=step)
+    writer.log_metric("acc(val)", 0.9)  # parentheses: MLflow refuses the name
+    writer.set_tag("stage", "test")
+    with pytest.warns(UserWarning, match=r"refused metric 'acc\(val\)'"):
+        assert writer.close() is True
+    run = client.get_run(run_id)
+    assert run.data.params == {"depth": "3"} and run.data.tags["stage"] == "test"
+    assert len(client.get_metric_history(run_id, "loss")) == 300 and "acc(val)" not in run.data.metrics
+
+
 def test_writer_survives_a_refused_param(store_uri, tmp_path):
     client = MlflowClient(store_uri)
     run_id = client.create_run(client.create_experiment("refused")).info.run_id
