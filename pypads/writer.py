@@ -203,9 +203,12 @@ class Writer:
                 self.journal.set_status(status)
             except OSError as error:  # the journal is only the fallback; go on closing
                 warn_locally("status", f"could not note the run's status in {self.journal.folder}: {error}")
+        # Writes from other threads wait until the end is through: then they go to the
+        # journal the uploader left (see _late), never into one it is deleting.
         with self._late_lock:
             self.journal.close()  # the uploader deletes the files: do not hold them open
-        if uploader.close(status, timeout):
+            closed = uploader.close(status, timeout)
+        if closed:
             return True
         if uploader.timed_out:
             warn_locally("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "

@@ -144,3 +144,73 @@ def test_importing_pypads_leaves_the_matplotlib_backend_alone():
             "print(matplotlib.get_backend())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "svg", result.stderr
+
+
+def test_runs_leave_no_open_files_behind(make_tracker):
+    def deleted_journal_files() -> list[str]:
+        links = []
+        for descriptor in os.listdir("/proc/self/fd"):
+            try:
+                links.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+            except OSError:  # the listing's own descriptor, closed by now
+                continue
+        return [link for link in links if "journal" in link and link.endswith("(deleted)")]
+
+    for _ in range(3):
+        tracker = make_tracker()
+        DecisionTreeClassifier(max_depth=2).fit(X, y)
+        tracker.deactivate()
+    assert deleted_journal_files() == []
+
+
+def test_a_write_while_the_run_ends_is_not_lost(store_uri, tmp_path):
+    client = MlflowClient(store_uri)
+    run_id = client.create_run(client.create_experiment("replaced")).info.run_id
+    writer = writer_for(client, run_id, store_uri, tmp_path)
+    writer.log_text("model.txt", "small")
+    late = threading.Thread(target=lambda: writer.log_file("model.txt", lambda stream: stream.write(b"large" * 300_000)))
+    original = client.log_artifacts
+
+    def upload_and_write_meanwhile(*args):
+        if not late.is_alive() and late.ident is None:
+            late.start()  # another thread writes a larger version while the end uploads
+        return original(*args)
+
+    client.log_artifacts = upload_and_write_meanwhile
+    assert writer.close() is True
+    late.join(30)
+    assert RunView(store_uri, run_id).artifact_text("model.txt") == "large" * 300_000
+
+
+def test_a_large_artifact_staged_while_a_small_one_uploads_is_not_lost(store_uri, tmp_path):
+    client = MlflowClient(store_uri)
+    run_id = client.create_run(client.create_experiment("replaced")).info.run_id
+    writer = writer_for(client, run_id, store_uri, tmp_path)
+    writer.log_text("model.txt", "small")
+    original = client.log_artifacts
+    staged: list[bool] = []
+
+    def upload_and_stage_meanwhile(*args):
+        if not staged:  # a larger version of the same artifact is staged during the upload
+            staged.append(True)
+            stage = threading.Thread(target=lambda: writer.log_file("model.txt", lambda s: s.write(b"large" * 300_000)))
+            stage.start()
+            stage.join(30)
+        return original(*args)
+
+    client.log_artifacts = upload_and_stage_meanwhile
+    assert writer.flush() is True
+    assert writer.close() is True
+    assert RunView(store_uri, run_id).artifact_text("model.txt") == "large" * 300_000
+
+
+def test_recovering_a_journal_never_moves_its_committed_mark_back(tmp_path):
+    from pypads.journal import Journal
+    from pypads.store import RunTarget, Store
+
+    journal = Journal.create(RunTarget(Store("sqlite:///unused.db", None), "x"), root=tmp_path)
+    journal.record({"kind": "metric", "key": "m", "value": 1.0, "timestamp": 0, "step": 0})
+    committed = journal.record({"kind": "metric", "key": "m", "value": 2.0, "timestamp": 0, "step": 1})
+    journal.commit(committed)
+    batch = Journal(journal.folder).read_new(journal.committed())
+    assert batch.metrics == [] and batch.offset == committed
