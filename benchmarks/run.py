@@ -340,7 +340,7 @@ def exit_wait(store: str, quick: bool) -> None:
     pending = script.format(uri=store, end="started = 0", timed=False)
     flushed = script.format(uri=store, end="started = time.perf_counter()\ntracker.end_run()", timed=True)
     waits, flushes, teardowns = [], [], []
-    for _ in range(1 if quick else 3):
+    for _ in range(1 if quick else 5):
         waits.append(script_output(pending)[1])
         output, teardown = script_output(flushed)
         flushes.append(float(output))
