@@ -360,9 +360,9 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
     if not clock.wait(lambda: not finishing.is_alive(), timeout):
         channel.send(closed=False)
         os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
-    if recovery is not None:
-        recovery.wait(timeout)
     channel.send(closed=bool(finished and finished[0]))
+    if recovery is not None:  # the script need not wait for other runs' journals
+        recovery.wait(timeout)
     # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
     # the script may be waiting for this process to end.
     os._exit(0)
