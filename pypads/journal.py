@@ -60,7 +60,7 @@ class Batch:
     artifacts: set[str] = field(default_factory=set)  # paths to upload
     offset: int = 0  # the journal length these entities reach
 
-    def add(self, entry: dict[str, Any], offset: int = 0) -> None:
+    def add(self, entry: dict[str, Any]) -> None:
         kind = entry["kind"]
         if kind == "params":
             for key, value in entry["items"].items():
@@ -71,7 +71,6 @@ class Batch:
             self.metrics.append((entry["key"], entry["value"], entry["timestamp"], entry["step"]))
         elif kind == "artifact":
             self.artifacts.add(entry["path"])
-        self.offset = max(self.offset, offset)
 
     @property
     def has_entities(self) -> bool:
@@ -211,7 +210,7 @@ class Journal:
     def read_new(self, since: int = 0) -> Batch:
         """The entities of the lines added since the last call (of the lines after
         ``since`` on the first call), and where each artifact is (from every line)."""
-        batch = Batch(offset=self._read)
+        batch = Batch()
         if not self._entities.exists():
             return batch
         with open(self._entities, "rb") as stream:
@@ -227,7 +226,7 @@ class Journal:
                 if entry.get("kind") == "artifact":
                     self._locate(entry)
                 if start >= since:
-                    batch.add(entry, self._read)
+                    batch.add(entry)
         batch.offset = max(since, self._read)  # lines before ``since`` are committed already
         return batch
 
