@@ -326,9 +326,8 @@ class UploaderProcess:
         if "mlflow" not in sys.modules:
             self._import_hold = hold_mlflow_import(self._opened.wait)
         _PROCESSES.add(self)
-        # MLflow's import in the new process counts as waiting for MLflow: a store that
-        # does not answer costs the script's end at most the timeout, however far the
-        # uploader got with its import.
+        # The uploader's start-up (MLflow's import) is timed like an MLflow call of its
+        # own, so that a start-up that hangs cannot hang the script's end either.
         self.clock.started()
         threading.Thread(target=self._read_answers, name="pypads-uploader-answers", daemon=True).start()
         return True
@@ -426,10 +425,12 @@ class UploaderProcess:
 
     def _answer(self, message: dict[str, Any]) -> None:
         if "busy" in message:
-            if not message["busy"]:
-                self.clock.answered()
-            elif not self.clock.busy:  # still busy since the start: keep the earlier time
+            # Each call restarts the clock, the first one too: a slow start-up on a busy
+            # host must not count against a store that answers.
+            if message["busy"]:
                 self.clock.started()
+            else:
+                self.clock.answered()
         elif "open" in message:
             self._run_id = message["open"]
             if self._run_id is not None and self._on_open is not None:
