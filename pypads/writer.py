@@ -117,22 +117,21 @@ class Writer:
 
     # --- what loggers call (cheap: one append) ----------------------------------------
     def log_params(self, params: Mapping[str, str]) -> None:
-        self._record({"kind": "params", "items": dict(params)})
+        self._write(self.journal.record, {"kind": "params", "items": dict(params)})
 
     def log_metric(self, key: str, value: float, step: int = 0) -> None:
-        self._record({"kind": "metric", "key": key, "value": float(value), "timestamp": int(time.time() * 1000),
-                      "step": step})
+        self._write(self.journal.record_metric, key, float(value), int(time.time() * 1000), int(step))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         timestamp = int(time.time() * 1000)
         for key, value in metrics.items():
-            self._record({"kind": "metric", "key": key, "value": float(value), "timestamp": timestamp, "step": step})
+            self._write(self.journal.record_metric, key, float(value), timestamp, int(step))
 
     def set_tag(self, key: str, value: str) -> None:
-        self._record({"kind": "tags", "items": {key: str(value)}})
+        self._write(self.journal.record, {"kind": "tags", "items": {key: str(value)}})
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
-        self._record({"kind": "tags", "items": {key: str(value) for key, value in tags.items()}})
+        self._write(self.journal.record, {"kind": "tags", "items": {key: str(value) for key, value in tags.items()}})
 
     def log_bytes(self, artifact_path: str, content: bytes) -> None:
         """Store ``content`` as the artifact ``artifact_path`` (replacing an earlier one)."""
@@ -157,11 +156,11 @@ class Writer:
     def log_text(self, artifact_path: str, text: str) -> None:
         self.log_bytes(artifact_path, text.encode("utf-8"))
 
-    def _record(self, entry: dict[str, Any]) -> None:
+    def _write(self, write: Callable[..., None], *args: Any) -> None:
         if self._closed:
-            self._late(lambda: self.journal.record(entry))
-        else:
-            self.journal.record(entry)
+            self._late(lambda: write(*args))
+        else:  # the common case, without a closure to build
+            write(*args)
 
     def _late(self, write: Callable[[], Any]) -> None:
         if not self._closed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 
@@ -210,7 +211,27 @@ def test_recovering_a_journal_never_moves_its_committed_mark_back(tmp_path):
 
     journal = Journal.create(RunTarget(Store("sqlite:///unused.db", None), "x"), root=tmp_path)
     journal.record({"kind": "metric", "key": "m", "value": 1.0, "timestamp": 0, "step": 0})
-    committed = journal.record({"kind": "metric", "key": "m", "value": 2.0, "timestamp": 0, "step": 1})
+    journal.record({"kind": "metric", "key": "m", "value": 2.0, "timestamp": 0, "step": 1})
+    committed = (journal.folder / "entities.jsonl").stat().st_size
     journal.commit(committed)
     batch = Journal(journal.folder).read_new(journal.committed())
     assert batch.metrics == [] and batch.offset == committed
+
+
+def test_metric_values_and_names_reach_mlflow_exactly_as_logged(make_tracker, store_uri):
+    # The journal writes metric lines by hand (json.dumps of a dict is too slow for a
+    # scoring function in a loop): every float, and every name MLflow takes, must survive.
+    tracker = make_tracker()
+    values = [0.1, 1 / 3, -2.5e-300, 1e300, 7.0, math.nan, math.inf, -math.inf]
+    for step, value in enumerate(values):
+        tracker.writer.log_metric("score", value, step=step)
+    tracker.writer.log_metric("val/acc ü-1.0", np.float32(0.25), step=np.int64(3))
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = RunView(store_uri, run_id)
+    stored = [value for _, value in sorted(run.metric_history("score"), key=lambda point: point[0])]
+    assert stored[:5] == values[:5]
+    assert math.isnan(stored[5])
+    # MLflow's SQL store keeps infinities as the largest floats it can hold
+    assert stored[6] > 1e300 and stored[7] < -1e300
+    assert run.metric_history("val/acc ü-1.0") == [(3, 0.25)]

@@ -111,11 +111,15 @@ def test_grid_search_logs_each_candidate_without_changing_params(make_tracker, r
     assert run.tags.get("pypads.failure.Parameters") is None
 
 
-def test_modules_imported_after_pypads_are_patched_on_import(make_tracker, read_run):
+def test_modules_imported_after_pypads_are_patched_on_import(make_tracker, read_run, monkeypatch):
     import sys
 
+    import sklearn
+
+    # The original modules come back afterwards: other tests hold (and pickle) their classes.
+    monkeypatch.setattr(sklearn, "cluster", sklearn.cluster)
     for name in [name for name in sys.modules if name.startswith("sklearn.cluster")]:
-        del sys.modules[name]
+        monkeypatch.delitem(sys.modules, name)
     tracker = make_tracker()
     from sklearn.cluster import KMeans  # imported (again) after PyPads()
 

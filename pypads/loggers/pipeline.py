@@ -13,6 +13,7 @@ a count, so that it stays readable however many calls there were.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import threading
@@ -91,15 +92,14 @@ class PipelineTracker(Logger):
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
         graph = self._graph(call.run)
-        arguments = named_arguments(call)
         with graph.lock:
             node = {
-                "id": call.order, "call": call.name, "kinds": sorted(HOOK_KINDS.get(h, h) for h in call.hooks),
+                "id": call.order, "call": call.name, "kinds": list(_kinds(call.hooks)),
                 "instance": graph.instance_label(call.instance), "number": call.number, "depth": call.depth,
                 "parent": _tracked_parent(call),
             }
             if options["pipeline_args"]:
-                node["arguments"] = sorted(arguments)
+                node["arguments"] = sorted(named_arguments(call))
             previous = graph.nodes[-1]["id"] if graph.nodes else None
             if graph.first_call is None:
                 graph.first_call = type(call.instance) if call.instance is not None else call.function
@@ -108,11 +108,8 @@ class PipelineTracker(Logger):
                 graph.edges.append({"from": previous, "to": call.order, "kind": "order"})
             if node["parent"] is not None:
                 graph.edges.append({"from": node["parent"], "to": call.order, "kind": "nested"})
-            sources = [("instance", call.instance)] if call.instance is not None else []
-            for name, value in [*sources, *arguments.items()]:
-                producer = graph.producer_of(value)
-                if producer is not None and producer != call.order:
-                    graph.edges.append({"from": producer, "to": call.order, "kind": "data", "argument": name})
+            for name, producer in _data_sources(graph, call):
+                graph.edges.append({"from": producer, "to": call.order, "kind": "data", "argument": name})
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
@@ -120,6 +117,28 @@ class PipelineTracker(Logger):
         graph = self._graph(call.run)
         with graph.lock:
             graph.produced(call.result, call.order)
+
+
+@functools.cache
+def _kinds(hooks: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(HOOK_KINDS.get(hook, hook) for hook in hooks))
+
+
+def _data_sources(graph: _Graph, call: Call) -> list[tuple[str, int]]:
+    """(argument, earlier call) for each argument (or the instance) that an earlier call
+    returned. Naming arguments takes a signature binding, which would cost a metric
+    called in a loop more than all the rest of its node: it happens only for a call that
+    has such an argument."""
+    values = (*call.args, *call.kwargs.values())  # the instance, if any, is args[0]
+    if not any(graph.producer_of(value) not in (None, call.order) for value in values):
+        return []
+    sources = [("instance", call.instance)] if call.instance is not None else []
+    found = []
+    for name, value in [*sources, *named_arguments(call).items()]:
+        producer = graph.producer_of(value)
+        if producer is not None and producer != call.order:
+            found.append((name, producer))
+    return found
 
 
 def _tracked_parent(call: Call) -> int | None:
