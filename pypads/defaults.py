@@ -30,9 +30,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "env_allowlist": [],
     # Replace hostname, IP and MAC address by salted pseudonyms, for runs to be published.
     "pseudonymize": False,
-    # Seconds the end of a run waits for an MLflow that does not answer; then the data
-    # stays in the local journal and the next PyPads() uploads it.
-    "flush_timeout": 5.0,
+    # Seconds the end of a run waits for an MLflow call that does not answer; then the
+    # data stays in the local journal and the next PyPads() uploads it. None: 5 for a
+    # tracking server, 60 for a store on this machine (see uploader.default_timeout).
+    "flush_timeout": None,
     # Where the uploader runs: "process" (its own: MLflow never loads into the script),
     # "thread" (of the script), or "auto": a thread if the script has imported MLflow
     # before PyPads() anyway, else a process.

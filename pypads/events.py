@@ -41,7 +41,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "disabled": {"type": "array", "items": {"type": "string"}},
         "env_allowlist": {"type": "array", "items": {"type": "string"}},
         "pseudonymize": {"type": "boolean"},
-        "flush_timeout": {"type": "number", "exclusiveMinimum": 0},
+        "flush_timeout": {"type": ["number", "null"], "exclusiveMinimum": 0},
         "uploader": {"enum": ["auto", "process", "thread"]},
     },
 }

@@ -19,6 +19,11 @@ class Store:
     tracking_uri: str
     artifact_root: Path | None
 
+    @property
+    def is_local(self) -> bool:
+        """A SQLite file or a folder on this machine, rather than a server."""
+        return not _is_uri(self.tracking_uri) or self.tracking_uri.startswith(("sqlite:", "file:"))
+
     def ui_command(self, mlflow_executable: str = "mlflow") -> str:
         """The command that opens this store in the MLflow UI."""
         artifacts = f" --default-artifact-root {self.artifact_root.as_uri()}" if self.artifact_root else ""

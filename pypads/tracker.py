@@ -33,7 +33,7 @@ from pypads.patching.patches import Patcher
 from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
-from pypads.uploader import connection
+from pypads.uploader import connection, default_timeout
 from pypads.writer import Writer
 
 RunFunction = Callable[["PyPads"], None]
@@ -174,7 +174,8 @@ class PyPads:
 
     def end_run(self, status: str = FINISHED) -> None:
         """Flush everything and end the run; when this returns, all data is in MLflow —
-        or, if MLflow did not answer for ``config["flush_timeout"]`` seconds, in the
+        or, if MLflow left a call unanswered for ``config["flush_timeout"]`` seconds (by
+        default 5 for a tracking server, 60 for a store on this machine), in the
         local journal, which the next ``PyPads()`` uploads (a warning says so).
 
         Calls of tracked code go on working afterwards, untracked.
@@ -186,7 +187,7 @@ class PyPads:
         if active_run() is run:
             set_active_run(None)
         self._exit_hooks.uninstall()
-        timeout = self.config["flush_timeout"]
+        timeout = self.config["flush_timeout"] or default_timeout(run.writer.target.store)
         if self._run_loggers is not None:
             # Local work only (git, system, packages); first, as they may register
             # callbacks for the run's end (the hardware sampler stops in one).

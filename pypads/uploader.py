@@ -35,9 +35,24 @@ from typing import Any, NoReturn, TextIO
 from pypads.journal import Journal, left_behind
 from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
 
-DEFAULT_TIMEOUT = 5.0  # seconds without an answer from MLflow before the end gives up
+# Seconds one MLflow call may go unanswered before the end of a run gives up on it (the
+# journal keeps the data): short for a server, which may be down; long for a store on
+# this machine, which is never down but takes seconds to create MLflow's tables on first use.
+SERVER_TIMEOUT = 5.0
+LOCAL_TIMEOUT = 60.0
 Warn = Callable[[str, str], None]
 OpenRun = Callable[[RunTarget], tuple[Any, str]]
+
+
+def default_timeout(store: Store) -> float:
+    """The end's timeout for ``store`` when the config sets none."""
+    return LOCAL_TIMEOUT if store.is_local else SERVER_TIMEOUT
+
+
+def recovery_timeout(timeout: float) -> float:
+    """How long an end waits for the recovery of other runs' journals: their stores may
+    be servers that are down, and what is left a later PyPads() finishes."""
+    return min(timeout, SERVER_TIMEOUT)
 
 
 class WriterWarning(UserWarning):
@@ -327,7 +342,7 @@ def _read_commands(commands: queue.Queue[list[str] | None]) -> None:
 
 def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
-    MLflow has not answered for the timeout the script gives (or ``DEFAULT_TIMEOUT``)."""
+    MLflow has not answered for the timeout the script gives (or :func:`default_timeout`)."""
     # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
     channel = _Channel(os.fdopen(os.dup(1), "w"))
     os.dup2(2, 1)
@@ -350,7 +365,7 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
             channel.send(flushed=int(command[1]), ok=uploader.drain())
             continue
         if command is None:  # killed: end the run the way recovery would
-            status, timeout = uploader.journal.status() or "KILLED", DEFAULT_TIMEOUT
+            status, timeout = uploader.journal.status() or "KILLED", default_timeout(uploader.target.store)
         else:  # close <status> <timeout>
             status, timeout = (command[1] if command[1] != "-" else None), float(command[2])
         break
@@ -362,7 +377,7 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
         os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
     channel.send(closed=bool(finished and finished[0]))
     if recovery is not None:  # the script need not wait for other runs' journals
-        recovery.wait(timeout)
+        recovery.wait(recovery_timeout(timeout))
     # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
     # the script may be waiting for this process to end.
     os._exit(0)

@@ -40,7 +40,15 @@ from typing import Any, BinaryIO
 from pypads.journal import Journal
 from pypads.patching.importer import PatchingFinder
 from pypads.store import RunTarget
-from pypads.uploader import DEFAULT_TIMEOUT, AnswerClock, OpenRun, Recovery, Uploader, warn_locally
+from pypads.uploader import (
+    AnswerClock,
+    OpenRun,
+    Recovery,
+    Uploader,
+    default_timeout,
+    recovery_timeout,
+    warn_locally,
+)
 
 SYS_PATH_VARIABLE = "PYPADS_UPLOADER_SYS_PATH"
 LAUNCH = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({SYS_PATH_VARIABLE!r}))\n"
@@ -94,8 +102,8 @@ class Writer:
 
     def _take_over(self) -> bool:
         """Upload on a thread of this process instead: the uploader's process could not
-        start, or stopped before the run ended. False once the run is ending (then the
-        journal waits for a later PyPads())."""
+        start, or stopped before the run ended. False once the run is ending: then
+        :meth:`close` does it."""
         with self._swap_lock:
             if self._closed:
                 return False
@@ -184,11 +192,12 @@ class Writer:
         not reach MLflow, or when called from a signal handler in the middle of an upload."""
         return self._uploader.flush()
 
-    def close(self, status: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> bool:
+    def close(self, status: str | None = None, timeout: float | None = None) -> bool:
         """Upload everything, end the run with ``status`` (if given) and stop.
 
         Waits as long as the upload takes, but gives up once MLflow has not answered
-        one call for ``timeout`` seconds. Returns True when everything is in MLflow and
+        one call for ``timeout`` seconds (by default :func:`~pypads.uploader.default_timeout`
+        of the store). Returns True when everything is in MLflow and
         the journal is gone; otherwise the journal keeps it (with ``status``) for the
         next ``PyPads()``, and a warning says so.
         """
@@ -197,6 +206,8 @@ class Writer:
                 return False
             self._closed = True
             uploader = self._uploader
+        if timeout is None:
+            timeout = default_timeout(self.target.store)
         if status is not None:
             try:
                 self.journal.set_status(status)
@@ -207,6 +218,10 @@ class Writer:
         with self._late_lock:
             self.journal.close()  # the uploader deletes the files: do not hold them open
             closed = uploader.close(status, timeout)
+            if uploader.died:  # too late for _take_over: the end is uploaded from here
+                uploader = self._uploader = UploaderThread(*self._settings)
+                uploader.start()
+                closed = uploader.close(status, timeout)
         if closed:
             return True
         if uploader.timed_out:
@@ -218,13 +233,15 @@ class Writer:
 class UploaderThread:
     """The uploader on a thread of this process."""
 
+    died = False  # a thread of ours does not die on its own
+
     def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
                  open_run: OpenRun | None, recover: bool) -> None:
         self.uploader = Uploader(journal.folder, open_run=open_run, on_open=on_open)
         self.interval = interval
         self._recovery = Recovery() if recover else None
         self._status: str | None = None
-        self._timeout = DEFAULT_TIMEOUT
+        self._timeout = default_timeout(self.uploader.target.store)
         self._finished = False
         self.timed_out = False
         self._stopped = threading.Event()
@@ -276,7 +293,7 @@ class UploaderThread:
             if self.uploader.journal.has_news():
                 self.uploader.drain()
         if self._recovery is not None and self._recovery.started:
-            self._recovery.wait(self._timeout)
+            self._recovery.wait(recovery_timeout(self._timeout))
         self._finished = self.uploader.finish(self._status)
 
 
@@ -298,6 +315,7 @@ class UploaderProcess:
         self._closed_ok: bool | None = None  # None until the process says how its end went
         self._said_closed = threading.Event()
         self.timed_out = False
+        self.died = False  # stopped before it said the run was closed
         self._lock = threading.Lock()
         self._flushes: dict[int, tuple[threading.Event, list[bool]]] = {}
         self._requests = 0
@@ -413,9 +431,10 @@ class UploaderProcess:
         _PROCESSES.discard(self)
         if self._import_hold is not None:
             self._import_hold.uninstall()
+        self.died = True
         taken_over = self.on_death is not None and self.on_death()
-        then = ("a thread of the script uploads instead" if taken_over else
-                f"the run stays in {self.journal.folder}, which the next PyPads() uploads")
+        # Not taken over: the run is ending, and its end uploads from the script (close()).
+        then = "a thread of the script uploads instead" if taken_over else "the script uploads the rest as it ends the run"
         try:
             warn_locally("uploader", f"pypads' uploader stopped before the run ended (exit code "
                          f"{self._process.wait()}); {then}")

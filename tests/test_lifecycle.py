@@ -66,7 +66,7 @@ def test_a_script_that_does_not_use_mlflow_never_loads_it_and_its_run_is_complet
 def test_an_uploader_process_that_dies_costs_a_warning_and_a_thread_takes_over(tmp_path):
     code = PRELUDE + (
         "import psutil\n"
-        "(uploader,) = psutil.Process().children()\n"
+        "(uploader,) = [child for child in psutil.Process().children() if 'pypads.uploader' in ' '.join(child.cmdline())]\n"
         "uploader.kill()\n"
         "uploader.wait(30)\n"
         "DecisionTreeClassifier(max_depth=3).fit(X, y)\n"
@@ -81,6 +81,29 @@ def test_an_uploader_process_that_dies_costs_a_warning_and_a_thread_takes_over(t
     assert result.stdout.strip() == run.run_id and run.status == "FINISHED"
     assert run.params["DecisionTreeClassifier.max_depth"] == "2"  # before the uploader died
     assert run.params["DecisionTreeClassifier_1.max_depth"] == "3"  # after
+
+
+def test_an_uploader_that_dies_as_the_script_ends_leaves_the_end_to_the_script(tmp_path):
+    # Killed once the end has begun (the script notes the run's status first), too late
+    # for a take-over: the end itself uploads the rest.
+    code = PRELUDE + (
+        "import psutil, threading, time\n"
+        "(uploader,) = [child for child in psutil.Process().children() if 'pypads.uploader' in ' '.join(child.cmdline())]\n"
+        "print(tracker.run_id, flush=True)\n"
+        "status = tracker.writer.journal.folder / 'status'\n"
+        "def kill_at_the_end():\n"
+        "    while not status.exists():\n"
+        "        time.sleep(0.001)\n"
+        "    uploader.kill()\n"
+        "threading.Thread(target=kill_at_the_end, daemon=True).start()\n"
+    )
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "uploader stopped before the run ended" in result.stderr
+    assert list((tmp_path / "home" / "journal").iterdir()) == []
+    run = only_run(store_of(tmp_path))
+    assert result.stdout.strip() == run.run_id and run.status == "FINISHED"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
 
 
 def test_where_no_process_can_be_started_a_thread_uploads(tmp_path):
@@ -118,7 +141,8 @@ def test_the_scripts_own_mlflow_calls_right_after_pypads_land_in_its_run(tmp_pat
 
 
 def test_a_script_that_ends_before_the_run_is_open_still_gets_its_run(tmp_path):
-    # The writer may still be importing MLflow when the interpreter shuts down.
+    # The uploader may still be importing MLflow, or creating the new store's tables,
+    # when the interpreter shuts down: the end waits for a store on this machine.
     result = run_script("from pypads import PyPads\nPyPads(name='short').writer.log_metric('m', 2.0)\n", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr

@@ -64,7 +64,7 @@ def tracking_server(tmp_path, empty_store):
 
 def test_tracking_into_a_remote_server(tracking_server, make_tracker):
     url, served = tracking_server
-    tracker = make_tracker(uri=url, name="remote")
+    tracker = make_tracker(uri=url, name="remote", config={"flush_timeout": 60})  # a busy host is not a dead server
     X, y = datasets.load_iris(return_X_y=True)
     model = DecisionTreeClassifier(max_depth=2).fit(X, y)
     metrics.accuracy_score(y, model.predict(X))

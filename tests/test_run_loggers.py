@@ -156,6 +156,11 @@ def test_hardware_sampler_logs_metrics_over_time_and_stops(make_tracker, read_ru
     from pypads.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
 
     tracker = make_tracker(init_run_fns=[*DEFAULT_INIT_RUN_FNS, HardwareSampler(interval=0.05)])
+    # The sampler starts after the other start-up loggers, on their thread: a busy host delays it.
+    deadline = time.monotonic() + 60
+    while not any(thread.name == "pypads-hardware-sampler" for thread in threading.enumerate()):
+        assert time.monotonic() < deadline, "the hardware sampler never started"
+        time.sleep(0.05)
     time.sleep(0.6)
     run_id = tracker.run_id
     tracker.end_run()
