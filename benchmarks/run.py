@@ -361,8 +361,8 @@ def exit_wait(store: str, quick: bool) -> None:
     row(f"exit with {metrics} metrics pending", f"waited {statistics.median(waits):.2f} s",
         f"the flush at exit {statistics.median(flushes):.2f} s; teardown of a flushed script "
         f"{statistics.median(teardowns):.2f} s", f"{beyond:+.2f} s beyond flush and teardown; dead server: waited "
-        f"{dead_waited:.2f} s (bound: the rest of the uploader's start-up, then flush_timeout 5 s), "
-        "data left in the journal")
+        f"{dead_waited:.2f} s (bound 10 s: the uploader's start-up, then the "
+        "call nobody answers, each at most flush_timeout 5 s), data left in the journal")
 
 
 def main() -> None:
