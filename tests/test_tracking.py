@@ -285,3 +285,28 @@ def test_pipeline_graph_has_nodes_and_data_edges(make_tracker, read_run, tmp_pat
     assert ("StandardScaler.transform", "LogisticRegression.predict", "X") in data
     png = run.client.download_artifacts(run_id, "pipeline/graph.png", str(tmp_path))
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_pipeline_keeps_max_calls_as_nodes_and_counts_the_rest(make_tracker, read_run):
+    import json
+
+    from pypads.loggers.pipeline import summarize
+    from pypads.schemas import PIPELINE_GRAPH, validate
+
+    tracker = make_tracker(config={"events": {"pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_metric"],
+                                                           "with": {"max_calls": 3}}}})
+    model = DecisionTreeClassifier(max_depth=2).fit(X, y)
+    for _ in range(40):  # a scoring loop: nodes for the first calls only, a count for the rest
+        metrics.accuracy_score(y, model.predict(X))
+    run_id = tracker.run_id
+    tracker.end_run()
+    graph = json.loads(read_run(run_id).artifact_text("pipeline/graph.json"))
+    validate(graph, PIPELINE_GRAPH)
+    assert [node["call"] for node in graph["nodes"]] == [
+        "DecisionTreeClassifier.fit", "DecisionTreeClassifier.predict", "accuracy_score"]
+    assert {(place["call"], place["count"]) for place in graph["omitted"]} == {
+        ("DecisionTreeClassifier.predict", 39), ("accuracy_score", 39)}
+    assert all(edge["from"] <= 3 and edge["to"] <= 3 for edge in graph["edges"])
+    boxes, _ = summarize(graph["nodes"], graph["omitted"])  # what the picture shows
+    assert {box["call"]: box["count"] for box in boxes} == {
+        "DecisionTreeClassifier.fit": 1, "DecisionTreeClassifier.predict": 40, "accuracy_score": 40}

@@ -9,6 +9,11 @@ data alive; values that cannot be weakly referenced (numbers, tuples) make no ed
 At run end it writes ``pipeline/graph.json`` and ``pipeline/graph.png`` — a picture in
 which calls of the same kind in the same place (a grid search's fits) are one box with
 a count, so that it stays readable however many calls there were.
+
+A node costs about 600 bytes until the run ends, so only the first ``max_calls`` calls
+become nodes; later ones are counted per kind and place (``omitted`` in the document),
+and a training loop that scores every batch for days holds no more memory than one
+that scores 10,000 times.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import io
 import json
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pypads.calls import Call
@@ -42,6 +47,8 @@ class _Graph:
         self.instances: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.counts: dict[str, int] = {}
         self.first_call: Any = None  # the first tracked function: names the mapping in the provenance
+        self.node_ids: set[int] = set()  # the calls that became nodes
+        self.omitted: dict[tuple[int, str, str | None], int] = {}  # (depth, call, parent's call): how many
 
     def instance_label(self, instance: Any) -> str | None:
         if instance is None:
@@ -77,10 +84,11 @@ class _Graph:
 
 
 class PipelineTracker(Logger):
-    """Options (the seed's): ``pipeline_type`` (``"normal"``) and ``pipeline_args``
-    (``True`` also stores each call's argument names on its node)."""
+    """Options: the seed's ``pipeline_type`` (``"normal"``) and ``pipeline_args`` (``True``
+    also stores each call's argument names on its node), and ``max_calls``: how many
+    calls become nodes; later ones are only counted."""
 
-    defaults = {"pipeline_type": "normal", "pipeline_args": False}
+    defaults = {"pipeline_type": "normal", "pipeline_args": False, "max_calls": 10_000}
 
     def _graph(self, run: RunContext) -> _Graph:
         state = run.state(self)
@@ -92,11 +100,17 @@ class PipelineTracker(Logger):
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
         graph = self._graph(call.run)
+        parent = _tracked_parent(call)
         with graph.lock:
+            if len(graph.nodes) >= options["max_calls"]:
+                place = (call.depth, call.name, parent.name if parent is not None else None)
+                graph.omitted[place] = graph.omitted.get(place, 0) + 1
+                return
+            graph.node_ids.add(call.order)
             node = {
                 "id": call.order, "call": call.name, "kinds": list(_kinds(call.hooks)),
                 "instance": graph.instance_label(call.instance), "number": call.number, "depth": call.depth,
-                "parent": _tracked_parent(call),
+                "parent": parent.order if parent is not None else None,
             }
             if options["pipeline_args"]:
                 node["arguments"] = sorted(named_arguments(call))
@@ -115,6 +129,8 @@ class PipelineTracker(Logger):
         if call.exception is not None:
             return
         graph = self._graph(call.run)
+        if call.order not in graph.node_ids:  # omitted: no data edge can start from it
+            return
         with graph.lock:
             graph.produced(call.result, call.order)
 
@@ -141,11 +157,11 @@ def _data_sources(graph: _Graph, call: Call) -> list[tuple[str, int]]:
     return found
 
 
-def _tracked_parent(call: Call) -> int | None:
+def _tracked_parent(call: Call) -> Call | None:
     parent = call.parent
     while parent is not None and not parent.tracked:
         parent = parent.parent
-    return parent.order if parent is not None else None
+    return parent
 
 
 def write_graph(run: RunContext, graph: _Graph) -> None:
@@ -155,29 +171,44 @@ def write_graph(run: RunContext, graph: _Graph) -> None:
             "provenance": provenance("PipelineTracker", run.mappings, graph.first_call),
             "nodes": list(graph.nodes),
             "edges": list(graph.edges),
+            "omitted": [{"call": call, "depth": depth, "parent_call": parent, "count": count}
+                        for (depth, call, parent), count in graph.omitted.items()],
         }
     run.writer.log_bytes("pipeline/graph.json", json.dumps(document, indent=2).encode())
     if document["nodes"]:
         run.writer.log_bytes("pipeline/graph.png", draw(document))
 
 
-def summarize(nodes: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[int, int]]:
+def summarize(
+    nodes: Sequence[Mapping[str, Any]], omitted: Sequence[Mapping[str, Any]] = ()
+) -> tuple[list[dict[str, Any]], dict[int, int]]:
     """One box per kind of call in its place (same function, same depth, same kind of
-    parent), with how many calls it stands for: a grid search's 50 fits are one box."""
+    parent), with how many calls it stands for: a grid search's 50 fits are one box.
+    ``omitted`` calls (see ``max_calls``) count into their box too."""
     call_of = {node["id"]: node["call"] for node in nodes}
     boxes: list[dict[str, Any]] = []
     index_of: dict[tuple[Any, ...], int] = {}
     box_of: dict[int, int] = {}
-    for node in nodes:
-        key = (node["depth"], node["call"], call_of.get(node["parent"]))
+
+    def box_for(depth: int, call: str, parent_call: str | None) -> int:
+        key = (depth, call, parent_call)
         if key not in index_of:
             index_of[key] = len(boxes)
-            boxes.append({"call": node["call"], "depth": node["depth"], "count": 0, "parent": None})
-        box = index_of[key]
+            boxes.append({"call": call, "depth": depth, "count": 0, "parent": None})
+        return index_of[key]
+
+    for node in nodes:
+        box = box_for(node["depth"], node["call"], call_of.get(node["parent"]))
         boxes[box]["count"] += 1
         box_of[node["id"]] = box
         if node["parent"] in box_of:
             boxes[box]["parent"] = box_of[node["parent"]]
+    for place in omitted:
+        box = box_for(place["depth"], place["call"], place["parent_call"])
+        boxes[box]["count"] += place["count"]
+        if boxes[box]["parent"] is None and place["parent_call"] is not None:
+            boxes[box]["parent"] = next((index for index, other in enumerate(boxes) if other["call"] == place["parent_call"]
+                                         and other["depth"] < place["depth"]), None)
     return boxes, box_of
 
 
@@ -189,7 +220,7 @@ def draw(document: Mapping[str, Any]) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    boxes, box_of = summarize(list(document["nodes"]))
+    boxes, box_of = summarize(list(document["nodes"]), list(document.get("omitted", [])))
     rows: dict[int, list[int]] = {}
     for index, box in enumerate(boxes):
         rows.setdefault(box["depth"], []).append(index)
