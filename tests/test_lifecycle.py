@@ -8,11 +8,12 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import only_run, run_script, script_environment
+from conftest import RunView, only_run, run_script, script_environment
 
 PRELUDE = """
 from pypads.base import PyPads
@@ -63,32 +64,38 @@ def test_a_script_that_does_not_use_mlflow_never_loads_it_and_its_run_is_complet
     assert list((tmp_path / "home" / "journal").iterdir()) == []
 
 
+FIND_UPLOADER = ("import psutil\n(uploader,) = [child for child in psutil.Process().children() "
+                 "if 'pypads.uploader' in ' '.join(child.cmdline())]\n")
+
+
+def complete_run_despite_the_uploaders_death(result: subprocess.CompletedProcess[str], tmp_path: Path) -> RunView:
+    assert result.returncode == 0, result.stderr
+    assert "uploader stopped before the run ended" in result.stderr
+    assert list((tmp_path / "home" / "journal").iterdir()) == []
+    run = only_run(store_of(tmp_path))
+    assert result.stdout.strip() == run.run_id and run.status == "FINISHED"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "2"  # logged before the uploader died
+    return run
+
+
 def test_an_uploader_process_that_dies_costs_a_warning_and_a_thread_takes_over(tmp_path):
-    code = PRELUDE + (
-        "import psutil\n"
-        "(uploader,) = [child for child in psutil.Process().children() if 'pypads.uploader' in ' '.join(child.cmdline())]\n"
+    code = PRELUDE + FIND_UPLOADER + (
         "uploader.kill()\n"
         "uploader.wait(30)\n"
         "DecisionTreeClassifier(max_depth=3).fit(X, y)\n"
         "print(tracker.run_id, flush=True)\n"
     )
     result = run_script(code, tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "uploader stopped before the run ended" in result.stderr
+    run = complete_run_despite_the_uploaders_death(result, tmp_path)
     assert "a thread of the script uploads instead" in result.stderr
-    assert list((tmp_path / "home" / "journal").iterdir()) == []
-    run = only_run(store_of(tmp_path))
-    assert result.stdout.strip() == run.run_id and run.status == "FINISHED"
-    assert run.params["DecisionTreeClassifier.max_depth"] == "2"  # before the uploader died
-    assert run.params["DecisionTreeClassifier_1.max_depth"] == "3"  # after
+    assert run.params["DecisionTreeClassifier_1.max_depth"] == "3"  # logged after
 
 
 def test_an_uploader_that_dies_as_the_script_ends_leaves_the_end_to_the_script(tmp_path):
     # Killed once the end has begun (the script notes the run's status first), too late
     # for a take-over: the end itself uploads the rest.
-    code = PRELUDE + (
-        "import psutil, threading, time\n"
-        "(uploader,) = [child for child in psutil.Process().children() if 'pypads.uploader' in ' '.join(child.cmdline())]\n"
+    code = PRELUDE + FIND_UPLOADER + (
+        "import threading, time\n"
         "print(tracker.run_id, flush=True)\n"
         "status = tracker.writer.journal.folder / 'status'\n"
         "def kill_at_the_end():\n"
@@ -97,13 +104,7 @@ def test_an_uploader_that_dies_as_the_script_ends_leaves_the_end_to_the_script(t
         "    uploader.kill()\n"
         "threading.Thread(target=kill_at_the_end, daemon=True).start()\n"
     )
-    result = run_script(code, tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "uploader stopped before the run ended" in result.stderr
-    assert list((tmp_path / "home" / "journal").iterdir()) == []
-    run = only_run(store_of(tmp_path))
-    assert result.stdout.strip() == run.run_id and run.status == "FINISHED"
-    assert run.params["DecisionTreeClassifier.max_depth"] == "2"
+    complete_run_despite_the_uploaders_death(run_script(code, tmp_path), tmp_path)
 
 
 def test_where_no_process_can_be_started_a_thread_uploads(tmp_path):
@@ -141,14 +142,26 @@ def test_the_scripts_own_mlflow_calls_right_after_pypads_land_in_its_run(tmp_pat
 
 
 def test_a_script_that_ends_before_the_run_is_open_still_gets_its_run(tmp_path):
-    # The uploader may still be importing MLflow, or creating the new store's tables,
-    # when the interpreter shuts down: the end waits for a store on this machine.
+    # The uploader may still be importing MLflow when the interpreter shuts down.
     result = run_script("from pypads import PyPads\nPyPads(name='short').writer.log_metric('m', 2.0)\n", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     run = only_run(store_of(tmp_path))
     assert run.status == "FINISHED" and run.metrics["m"] == 2.0
     assert list((tmp_path / "home" / "journal").iterdir()) == []
+
+
+def test_a_short_first_run_into_a_new_store_is_complete(tmp_path):
+    # A new store's first use creates MLflow's tables, seconds of work: the end of a store
+    # on this machine waits for that (a server that does not answer gets 5 s).
+    home = tmp_path / "new-home"
+    code = "from pypads import PyPads\nPyPads(name='first').writer.log_metric('m', 1.0)\n"
+    result = run_script(code, tmp_path, env={"PYPADS_HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    assert "did not answer" not in result.stderr
+    run = only_run(f"sqlite:///{home / 'mlflow.db'}")
+    assert run.status == "FINISHED" and run.metrics["m"] == 1.0
+    assert list((home / "journal").iterdir()) == []
 
 
 def test_normal_exit_finishes_the_run_with_everything_flushed(tmp_path):
