@@ -133,7 +133,7 @@ class Journal:
         late into run ``run_id`` (joined: the run has ended already). False if it was
         still there (the end did not reach MLflow: it waits for a later recovery)."""
         self.close()
-        if (self.folder / "meta.json").exists():
+        if self.exists():
             return False
         self.artifacts.mkdir(parents=True, exist_ok=True)
         self._write_meta({**self._created, "run_id": run_id, "owns_run": False})
@@ -304,6 +304,10 @@ class Journal:
     def discard(self) -> None:
         self.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+    def exists(self) -> bool:
+        """False once :meth:`discard` has begun (it is only called once all is in MLflow)."""
+        return (self.folder / "meta.json").exists()
 
     # --- ownership --------------------------------------------------------------------
     def meta(self) -> dict[str, Any]:

@@ -56,6 +56,9 @@ def resolve_store(uri: str | None = None) -> Store:
 
 
 def _is_uri(text: str) -> bool:
+    # "databricks" alone is a tracking URI too: MLflow's word for the workspace configured.
+    if text == "databricks":
+        return True
     return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", text) is not None and not re.match(r"^[A-Za-z]:[\\/]", text)
 
 

@@ -33,7 +33,7 @@ from pypads.patching.patches import Patcher
 from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
-from pypads.uploader import connection, default_timeout
+from pypads.uploader import SERVER_TIMEOUT, connection, default_timeout
 from pypads.writer import Writer
 
 RunFunction = Callable[["PyPads"], None]
@@ -191,7 +191,7 @@ class PyPads:
         if self._run_loggers is not None:
             # Local work only (git, system, packages); first, as they may register
             # callbacks for the run's end (the hardware sampler stops in one).
-            self._run_loggers.join(timeout)
+            self._run_loggers.join(self.config["flush_timeout"] or SERVER_TIMEOUT)
         run.ending()
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
         self._restore_environment("MLFLOW_RUN_ID")

@@ -218,7 +218,11 @@ class Writer:
         with self._late_lock:
             self.journal.close()  # the uploader deletes the files: do not hold them open
             closed = uploader.close(status, timeout)
-            if uploader.died:  # too late for _take_over: the end is uploaded from here
+            if uploader.died and not self.journal.exists():
+                # It died deleting the journal, with the run complete in MLflow.
+                self.journal.discard()
+                closed = True
+            elif uploader.died:  # too late for _take_over: the end is uploaded from here
                 uploader = self._uploader = UploaderThread(*self._settings)
                 uploader.start()
                 closed = uploader.close(status, timeout)
@@ -444,7 +448,7 @@ class UploaderProcess:
     def _answer(self, message: dict[str, Any]) -> None:
         if "busy" in message:
             # Each call restarts the clock, the first one too: a slow start-up on a busy
-            # host must not count against a store that answers.
+            # host must not eat into the time of a store that answers.
             if message["busy"]:
                 self.clock.started()
             else:

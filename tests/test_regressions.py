@@ -235,3 +235,26 @@ def test_metric_values_and_names_reach_mlflow_exactly_as_logged(make_tracker, st
     # MLflow's SQL store keeps infinities as the largest floats it can hold
     assert stored[6] > 1e300 and stored[7] < -1e300
     assert run.metric_history("val/acc ü-1.0") == [(3, 0.25)]
+
+
+@pytest.mark.parametrize(("uri", "local"), [
+    ("sqlite:///runs/mlflow.db", True), ("file:///tmp/mlruns", True), ("/tmp/mlruns", True), ("C:\\runs", True),
+    ("http://127.0.0.1:5000", False), ("https://mlflow.example.org", False), ("databricks", False),
+    ("postgresql://user@db/mlflow", False),
+])
+def test_the_end_waits_long_for_a_store_on_this_machine_and_briefly_for_a_server(uri, local):
+    # A local store is never down but spends seconds creating MLflow's tables on first use.
+    from pypads.store import Store
+    from pypads.uploader import LOCAL_TIMEOUT, SERVER_TIMEOUT, default_timeout
+
+    store = Store(uri, None)
+    assert store.is_local is local
+    assert default_timeout(store) == (LOCAL_TIMEOUT if local else SERVER_TIMEOUT)
+
+
+def test_databricks_is_a_tracking_uri_not_a_folder(tmp_path, monkeypatch):
+    from pypads.store import Store, resolve_store
+
+    monkeypatch.chdir(tmp_path)
+    assert resolve_store("databricks") == Store("databricks", None)
+    assert list(tmp_path.iterdir()) == []  # no ./databricks/mlflow.db

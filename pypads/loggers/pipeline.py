@@ -48,6 +48,7 @@ class _Graph:
         self.counts: dict[str, int] = {}
         self.first_call: Any = None  # the first tracked function: names the mapping in the provenance
         self.node_ids: set[int] = set()  # the calls that became nodes
+        self.last_node = 0  # the order of the last of them
         self.omitted: dict[tuple[int, str, str | None], int] = {}  # (depth, call, parent's call): how many
 
     def instance_label(self, instance: Any) -> str | None:
@@ -62,6 +63,13 @@ class _Graph:
             return label
         except TypeError:  # not weakly referenceable or not hashable
             return f"{type(instance).__name__}@{id(instance):x}"
+
+    def parent_call(self, parent: Call | None) -> str | None:
+        """The parent's call as :func:`summarize` names it for a node: only a parent that
+        is a node has one (a call past the limit is taken for one that would have been)."""
+        if parent is None or (parent.order not in self.node_ids and parent.order < self.last_node):
+            return None
+        return parent.name
 
     def producer_of(self, value: Any) -> int | None:
         entry = self.producers.get(id(value))
@@ -103,10 +111,11 @@ class PipelineTracker(Logger):
         parent = _tracked_parent(call)
         with graph.lock:
             if len(graph.nodes) >= options["max_calls"]:
-                place = (call.depth, call.name, parent.name if parent is not None else None)
+                place = (call.depth, call.name, graph.parent_call(parent))
                 graph.omitted[place] = graph.omitted.get(place, 0) + 1
                 return
             graph.node_ids.add(call.order)
+            graph.last_node = max(graph.last_node, call.order)
             node = {
                 "id": call.order, "call": call.name, "kinds": list(_kinds(call.hooks)),
                 "instance": graph.instance_label(call.instance), "number": call.number, "depth": call.depth,
