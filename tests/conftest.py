@@ -35,6 +35,16 @@ def writer_for(client: Any, run_id: str, store_uri: str, folder: Path) -> Writer
     return Writer(Journal.create(target, root=folder), target, interval=60, open_run=lambda _: (client, run_id))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def outside_the_working_tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """MLflow keeps the artifacts of experiments it creates itself (the Default one, those
+    tests create through MlflowClient) in ``./mlruns``: a temporary folder's, not ours."""
+    previous = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("cwd"))
+    yield
+    os.chdir(previous)
+
+
 @pytest.fixture(scope="session")
 def empty_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite store with MLflow's schema, made once: creating the schema takes seconds."""
