@@ -45,6 +45,9 @@ from pypads.store import RunTarget, pypads_home
 
 MAX_TAG_LENGTH = 8000
 INLINE_LIMIT = 1 << 20  # larger artifacts are staged as files of their own
+# Set aside when a journal is made, freed when the disk is full (see release_reserve):
+# enough for the small files that end a run, and a few MLflow metadata rows.
+RESERVE_BYTES = 256 << 10
 
 
 def journal_root() -> Path:
@@ -85,6 +88,7 @@ class Journal:
         self._lock = threading.Lock()
         self._entities = folder / "entities.jsonl"
         self._data = folder / "artifacts.data"
+        self._reserve = folder / "reserve"
         self._descriptors: dict[Path, int] = {}
         self._descriptor_pid = 0
         self._encoded_keys: dict[str, str] = {}
@@ -107,7 +111,17 @@ class Journal:
             "pid": os.getpid(), "started": psutil.Process().create_time(),
         }
         journal._write_meta(journal._created)
+        journal._reserve.write_bytes(bytes(RESERVE_BYTES))
         return journal
+
+    def release_reserve(self) -> None:
+        """Free the space set aside at creation. On a full disk this is what lets the
+        run's status, its id and the upload's progress still be written, so that the
+        run ends once instead of being recovered later as a second one."""
+        try:
+            self._reserve.unlink()
+        except OSError:
+            pass
 
     def set_run_id(self, run_id: str) -> None:
         self._update_meta(run_id=run_id)
