@@ -361,9 +361,11 @@ def test_replay_runs_the_original_function(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     import mymodule
 
-    replay = load(tmp_path / "call-monitor").replay("total", 1)
+    replay = load(tmp_path / "call-monitor").replay("total", 1, allow_modules=["mymodule"])
     assert replay.matches and replay.result == 7 == replay.recorded
     assert mymodule.calls == [1]  # the original ran, not the recording wrapper... once
+    passed = load(tmp_path / "call-monitor").replay("total", 1, mymodule.total)  # unwrapped: records nothing
+    assert passed.matches and mymodule.calls == [1, 1]
 
 
 @pytest.mark.parametrize("damage", ["not a database", "foreign db.json", "garbled record"])
@@ -416,7 +418,7 @@ def test_call_recorder_logger_records_into_the_run_and_replays(make_tracker, rea
     estimator, data = db.get("DecisionTreeClassifier.predict", 1)[0]
     assert isinstance(estimator, Pickled)  # the instance is pickled: loading it is opt-in
     trusted = load(f"runs:/{run_id}/callmonitor", allow_pickle=True)
-    replay = trusted.replay("DecisionTreeClassifier.predict", 1)
+    replay = trusted.replay("DecisionTreeClassifier.predict", 1, allow_modules=["sklearn"])
     assert replay.matches and list(replay.result) == list(model.predict(shifted[:5]))
 
 

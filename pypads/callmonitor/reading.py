@@ -1,50 +1,37 @@
 """Loading call databases, getting calls back and replaying them.
 
-Loading is safe by default: metadata is JSON and arrays load with
-``allow_pickle=False``. A value that was pickled comes back as a :class:`Pickled`
-placeholder unless ``load(..., allow_pickle=True)`` is asked for, since unpickling
-runs code from whoever wrote the database.
+A database is read as possibly hostile input (see ``untrusted.py``): metadata is
+JSON checked against ``callmonitor.schema.json``, every file read lies inside the
+database's folder, arrays load with ``allow_pickle=False``, and a malformed record is
+one :class:`CallMonitorError` naming its file and record. A pickled value comes back
+as a :class:`Pickled` placeholder unless ``load(..., allow_pickle=True)`` is asked
+for, since unpickling runs code from whoever wrote the database. :meth:`DB.replay`
+runs a function the caller passes, or one found by its recorded name only inside
+modules the caller allows (``replaying.py``).
 """
 
 from __future__ import annotations
 
-import importlib
-import json
 import re
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import cloudpickle
 import numpy as np
 
 from pypads.callmonitor.database import RUN_FOLDER
-from pypads.callmonitor.handlers import REGISTRY
-from pypads.callmonitor.records import FORMAT, untag
-from pypads.errors import PyPadsError
+from pypads.callmonitor.errors import CallMonitorError
+from pypads.callmonitor.records import FORMAT
+from pypads.callmonitor.replaying import find_function, unwrapped
+from pypads.callmonitor.untrusted import check, inside, json_lines, read_json
+from pypads.callmonitor.values import Pickled, Unsaved, Values
+
+__all__ = ["DB", "Args", "CallMonitorError", "Pickled", "Replay", "Unsaved", "load"]
 
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
-
-
-class CallMonitorError(PyPadsError):
-    """A database cannot be loaded, or a call asked for does not exist."""
-
-
-@dataclass(frozen=True)
-class Pickled:
-    """A pickled value, not loaded: ``load(..., allow_pickle=True)`` loads it."""
-
-    type: str
-    file: str
-
-
-@dataclass(frozen=True)
-class Unsaved:
-    """A value that could not be saved, and why."""
-
-    type: str
-    reason: str
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 @dataclass(frozen=True)
@@ -57,38 +44,52 @@ class Replay:
 
 
 class Args:
-    """The arguments of one call by name, defaults filled in from the function's
-    signature (keyword-only arguments included)."""
+    """The arguments of one call by name (``args.x``), defaults filled in from the
+    function's signature (keyword-only arguments included)."""
 
     def __init__(self, names: list[str], defaults: dict[str, Any], args: list[Any], kwargs: dict[str, Any]) -> None:
         values = dict(defaults)
         values.update(zip(names, args))
         values.update(kwargs)
-        for name in names:
-            if name in values:
-                setattr(self, name, values[name])
-        for name, value in kwargs.items():
-            setattr(self, name, value)
+        # Kept in a dict, not set as attributes: a name read from the database
+        # ("__class__") must not replace this object's own attributes.
+        self._values = {name: values[name] for name in names if name in values} | dict(kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"no argument {name!r} (arguments: {', '.join(self.__dict__['_values'])})") from None
 
     def __repr__(self) -> str:
-        return repr(self.__dict__.keys())
+        return repr(self._values.keys())
 
     __str__ = __repr__
 
 
 @dataclass
+class _Call:
+    record: dict[str, Any]
+    folder: Path | None
+    where: str
+    """The record's file (and line) for error messages."""
+    checked: bool = False
+
+
+@dataclass
 class _Function:
     info: dict[str, Any]
-    calls: dict[int, tuple[dict[str, Any], Path | None]]
+    calls: dict[int, _Call]
 
 
 class DB:
     """A loaded call database (read-only)."""
 
     def __init__(self, root: Path, allow_pickle: bool = False) -> None:
-        self.root = root
+        self.root = Path(root).resolve()
         self.allow_pickle = allow_pickle
-        self.functions = _read_database(root)
+        self._values = Values(self.root, allow_pickle)
+        self.functions = _read_database(self.root)
 
     # --- finding calls ----------------------------------------------------------------
     def resolve(self, name: str) -> str:
@@ -106,85 +107,92 @@ class DB:
     def calls(self, name: str) -> int:
         return len(self.functions[self.resolve(name)].calls)
 
-    def _record(self, name: str, n: int) -> tuple[str, dict[str, Any], Path | None]:
+    def _call(self, name: str, n: int) -> tuple[str, _Call]:
         qualified = self.resolve(name)
         calls = self.functions[qualified].calls
         if n not in calls:
             raise CallMonitorError(
                 f"{qualified} has no call {n}: invocation counts start at 1 and it has {len(calls)} call(s)"
             )
-        record, folder = calls[n]
-        return qualified, record, folder
+        call = calls[n]
+        if not call.checked:  # checked when first read: 100,000 records would take seconds at load
+            check(call.record, "record", call.where)
+            call.checked = True
+        return qualified, call
 
     # --- getting values back ----------------------------------------------------------
     def get(self, name: str, n: int) -> tuple[list[Any], dict[str, Any]]:
         """``(args, kwargs)`` of call ``n`` (from 1) of function ``name``."""
-        _, record, folder = self._record(name, n)
-        args = [self._value(item, folder) for item in record["args"]]
-        kwargs = {key: self._value(item, folder) for key, item in record["kwargs"].items()}
+        _, call = self._call(name, n)
+        decode = self._values.decode
+        args = [decode(item, call.folder, f"{call.where}: args[{index}]") for index, item in enumerate(call.record["args"])]
+        kwargs = {key: decode(item, call.folder, f"{call.where}: kwargs[{key!r}]") for key, item in call.record["kwargs"].items()}
         return args, kwargs
 
     def get_args(self, name: str, n: int) -> Args:
-        qualified, _, _ = self._record(name, n)
-        info = self.functions[qualified].info
+        qualified, _ = self._call(name, n)
+        function = self.functions[qualified]
         args, kwargs = self.get(name, n)
-        defaults = {key: self._value(item, None) for key, item in info.get("defaults", {}).items()}
-        return Args(info.get("args", []), defaults, args, kwargs)
+        return Args(function.info["args"], self._defaults(qualified), args, kwargs)
 
     def get_result(self, name: str, n: int) -> Any:
         """The recorded return value; raises :class:`CallMonitorError` if the call raised."""
-        qualified, record, folder = self._record(name, n)
-        if "exception" in record:
-            raised = record["exception"]
+        qualified, call = self._call(name, n)
+        if "exception" in call.record:
+            raised = call.record["exception"]
             raise CallMonitorError(f"call {n} of {qualified} raised {raised['type']}: {raised['message']}")
-        return self._value(record["result"], folder)
+        if "result" not in call.record:
+            raise CallMonitorError(f"{call.where}: a record with neither 'result' nor 'exception'")
+        return self._values.decode(call.record["result"], call.folder, f"{call.where}: result")
 
-    def replay(self, name: str, n: int) -> Replay:
-        """Run the original (unwrapped) function on the recorded inputs and compare."""
-        qualified, _, _ = self._record(name, n)
-        info = self.functions[qualified].info
-        function: Any = importlib.import_module(info["module"])
-        for part in info["qualname"].split("."):
-            function = getattr(function, part)
-        while hasattr(function, "__wrapped__"):
-            function = function.__wrapped__
+    def replay(self, name: str, n: int, function: Callable[..., Any] | None = None, *,
+               allow_modules: str | Iterable[str] = ()) -> Replay:
+        """Run a function again on the recorded inputs of call ``n`` of ``name`` and
+        compare its result with the recorded one.
+
+        The function run is ``function`` if you pass it (for a method, the class's
+        function, e.g. ``DecisionTreeClassifier.predict``: the recorded instance is the
+        first argument). Otherwise it is the one the database names, imported only if
+        its module is in ``allow_modules`` (a package allows its submodules):
+        ``allow_modules=["sklearn"]``. A function defined in the recording script
+        (``__main__``) must be passed. Every recorded input must have been loaded: a
+        pickled one needs ``load(..., allow_pickle=True)``, for databases you trust.
+        Wrappers (``@intercept``, pypads' tracking) are taken off, so a replay
+        records nothing.
+        """
+        qualified, _ = self._call(name, n)
+        if function is None:
+            info = self.functions[qualified].info
+            function = find_function(info["module"], info["qualname"], _module_names(allow_modules), qualified, n)
+        elif not callable(function):
+            raise TypeError(f"replay: function must be callable, not {type(function).__name__}")
+        else:
+            function = unwrapped(function)
         args, kwargs = self.get(name, n)
         recorded = self.get_result(name, n)
+        labelled = [(f"argument {index}", value) for index, value in enumerate(args)]
+        labelled += [(f"argument {key!r}", value) for key, value in kwargs.items()] + [("the result", recorded)]
+        for label, value in labelled:
+            _refuse_placeholder(qualified, n, label, value)
         result = function(*args, **kwargs)
         return Replay(result, recorded, _equal(result, recorded))
 
-    def _value(self, item: dict[str, Any], folder: Path | None) -> Any:
-        kind = item["kind"]
-        if kind == "json":
-            return untag(item["value"])
-        if kind == "numpy_scalar":
-            return np.dtype(item["dtype"]).type(item["value"])
-        if kind == "numpy":
-            return np.load(self.root / "objects" / item["object"], allow_pickle=False)
-        if kind == "handler":
-            handler_class = REGISTRY.by_name(item["handler"])
-            if handler_class is None:
-                raise CallMonitorError(f"no handler {item['handler']} in REGISTRY: add it before loading values")
-            handler = handler_class(item["target"])
-            handler.load(str(folder))
-            return handler.data
-        if kind == "pickle":
-            if not self.allow_pickle or folder is None:
-                return Pickled(item["type"], item["file"])
-            with open(folder / item["file"], "rb") as stream:
-                return cloudpickle.load(stream)
-        return Unsaved(item.get("type", "?"), item.get("reason", ""))
+    def _defaults(self, qualified: str) -> dict[str, Any]:
+        where = f"{self.root / qualified / 'function.json'}: defaults"
+        defaults = self.functions[qualified].info["defaults"]
+        return {key: self._values.decode(item, None, f"{where}[{key!r}]") for key, item in defaults.items()}
 
     def __repr__(self) -> str:
         lines = ["{", "    Locked : True"]
         for qualified, function in sorted(self.functions.items()):
             short = qualified.rsplit(".", 1)[-1]
             shown = short if sum(q.rsplit(".", 1)[-1] == short for q in self.functions) == 1 else qualified
-            defaults = function.info.get("defaults") or None
-            if defaults is not None:
-                defaults = {key: self._value(value, None) for key, value in defaults.items()}
+            try:
+                defaults: Any = self._defaults(qualified) or None
+            except CallMonitorError:  # a summary must not fail: the error comes when the value is asked for
+                defaults = "<malformed>"
             lines += [f"    {shown} : {{", f"        calls : {len(function.calls)}",
-                      f"        args : {function.info.get('args', [])}", f"        defaults : {defaults}", "    }"]
+                      f"        args : {function.info['args']}", f"        defaults : {defaults}", "    }"]
         lines.append("}")
         return "\n".join(lines)
 
@@ -192,11 +200,17 @@ class DB:
 
 
 def load(source: str | Path, allow_pickle: bool = False, tracking_uri: str | None = None) -> DB:
-    """Load a database from a local folder, an MLflow run id or a ``runs:/<id>/…`` URI."""
+    """Load a database from a local folder, an MLflow run id or a ``runs:/<id>/…`` URI.
+
+    Loading reads JSON and ``.npy`` files only, all inside the database's folder.
+    ``allow_pickle=True`` lets :meth:`DB.get` unpickle values that were pickled when
+    recorded (estimators, for instance): only for databases you trust, since a pickle
+    runs whatever code its writer chose.
+    """
     text = str(source)
     if text.startswith("runs:/") or (_RUN_ID.match(text) and not Path(text).exists()):
         return DB(_download(text, tracking_uri), allow_pickle)
-    return DB(Path(text).expanduser().resolve(), allow_pickle)
+    return DB(Path(text).expanduser(), allow_pickle)
 
 
 def _download(source: str, tracking_uri: str | None) -> Path:
@@ -212,48 +226,72 @@ def _download(source: str, tracking_uri: str | None) -> Path:
 
 
 def _read_database(root: Path) -> dict[str, _Function]:
-    meta = root / "db.json"
     if not root.is_dir():
         raise CallMonitorError(f"{root} is not a folder")
-    try:
-        header = json.loads(meta.read_text())
-    except (OSError, ValueError) as error:
-        raise CallMonitorError(f"{root} is not a call database: cannot read db.json ({error})") from None
+    meta = root / "db.json"
+    if not meta.exists():
+        raise CallMonitorError(f"{root} is not a call database: it has no db.json")
+    header = read_json(root, meta, str(meta))
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise CallMonitorError(f"{root} is not a call database of format {FORMAT} (db.json: {str(header)[:200]})")
+    check(header, "database", str(meta))
     functions = {}
-    for folder in sorted(path for path in root.iterdir() if path.is_dir() and path.name != "objects"):
-        functions[folder.name] = _read_function(folder)
+    for entry in sorted(root.iterdir()):
+        if entry.name == "objects" or not (entry.is_dir() or entry.is_symlink()):
+            continue
+        folder = inside(root, entry, str(entry))
+        if folder.is_dir():
+            functions[entry.name] = _read_function(root, entry.name, folder)
     return functions
 
 
-def _read_function(folder: Path) -> _Function:
-    try:
-        info = json.loads((folder / "function.json").read_text())
-    except (OSError, ValueError) as error:
-        raise CallMonitorError(f"{folder}: cannot read function.json ({error})") from None
-    calls: dict[int, tuple[dict[str, Any], Path | None]] = {}
+def _read_function(root: Path, name: str, folder: Path) -> _Function:
+    where = str(root / name / "function.json")
+    info = read_json(root, folder / "function.json", where)
+    check(info, "function", where)
+    calls: dict[int, _Call] = {}
     for lines in sorted(folder.glob("calls*.jsonl")):
-        text = lines.read_text()
-        rows = text.split("\n")
-        for index, row in enumerate(rows):
-            if not row:
-                continue
-            try:
-                record = json.loads(row)
-            except ValueError:
-                if index == len(rows) - 1:  # a line torn by a kill: the call never finished
-                    continue
-                raise CallMonitorError(f"{lines}: line {index + 1} is not a JSON record") from None
-            calls[int(record["n"])] = (record, None)
-    for call_folder in folder.iterdir():
-        if call_folder.is_dir() and call_folder.name.isdigit():
-            try:
-                record = json.loads((call_folder / "record.json").read_text())
-            except (OSError, ValueError) as error:
-                raise CallMonitorError(f"{call_folder}: cannot read record.json ({error})") from None
-            calls[int(call_folder.name)] = (record, call_folder)
+        shown = str(root / name / lines.name)
+        for number, record in json_lines(root, lines, shown):
+            if record is not None:  # None: the last line, torn by a kill
+                call = _Call(record, None, f"{shown} line {number}")
+                calls[_number(call)] = call
+    for entry in sorted(folder.iterdir()):
+        if re.fullmatch(r"[0-9]+", entry.name):
+            shown = str(root / name / entry.name / "record.json")
+            call_folder = inside(root, entry, shown)
+            call = _Call(read_json(root, call_folder / "record.json", shown), call_folder, shown)
+            if _number(call) != int(entry.name):
+                raise CallMonitorError(f"{shown}: the record of call {call.record['n']} is in folder {entry.name}")
+            calls[int(entry.name)] = call
     return _Function(info, dict(sorted(calls.items())))
+
+
+def _number(call: _Call) -> int:
+    """The call number of a record (the rest of it is checked when it is read)."""
+    number = call.record.get("n") if isinstance(call.record, dict) else None
+    if type(number) is not int or number < 1:
+        raise CallMonitorError(f"{call.where}: not a record with a call number 'n' (a positive integer): {str(call.record)[:100]}")
+    return number
+
+
+def _module_names(allow_modules: str | Iterable[str]) -> tuple[str, ...]:
+    names = (allow_modules,) if isinstance(allow_modules, str) else tuple(allow_modules)
+    for name in names:
+        if not isinstance(name, str) or not _MODULE.match(name):
+            raise ValueError(f"replay: allow_modules holds {name!r}, not a module name such as 'sklearn'")
+    return names
+
+
+def _refuse_placeholder(qualified: str, n: int, label: str, value: Any) -> None:
+    """Raise if ``value`` stands for a value that was not loaded: running the function
+    on a placeholder would fail in some unrelated way, or compare wrongly."""
+    if isinstance(value, Pickled):
+        raise CallMonitorError(
+            f"cannot replay call {n} of {qualified}: {label} is a pickled {value.type}, which is loaded only with "
+            f"load(..., allow_pickle=True) — unpickling runs code, so do that only for a database you trust")
+    if isinstance(value, Unsaved):
+        raise CallMonitorError(f"cannot replay call {n} of {qualified}: {label} ({value.type}) was not saved: {value.reason}")
 
 
 def _equal(left: Any, right: Any) -> bool:

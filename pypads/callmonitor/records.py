@@ -127,8 +127,11 @@ def _tag(value: Any) -> Any:
 
 
 def untag(value: Any) -> Any:
+    """The value :func:`_tag` made JSON of; ``ValueError`` for a malformed tuple."""
     if isinstance(value, dict):
         if set(value) == {"__tuple__"}:
+            if not isinstance(value["__tuple__"], list):
+                raise ValueError(f"'__tuple__' holds {type(value['__tuple__']).__name__}, not a list")
             return tuple(untag(item) for item in value["__tuple__"])
         return {key: untag(item) for key, item in value.items()}
     if isinstance(value, list):
