@@ -12,6 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 from pypads import MappingError, PyPads
 from pypads.mapping import mapping_schema, read_mapping_file
 from pypads.mapping.files import default_mapping_paths
+from conftest import run_script
 
 import jsonschema
 
@@ -176,3 +177,69 @@ def test_reload_and_clear_without_affected_modules_warn_and_touch_nothing(make_t
         make_tracker(clear_imports=True)
     assert sys.modules["sklearn.base"].BaseEstimator is base
     assert isinstance(DecisionTreeClassifier(), base)
+
+
+CLASS_DICTIONARIES_SCRIPT = """
+import json, sys
+import numpy as np, pandas as pd
+import sklearn.preprocessing, sklearn.pipeline, sklearn.linear_model, sklearn.decomposition
+if sys.argv[-1] == "tracked":
+    from pypads import PyPads
+    tracker = PyPads(name="dicts")
+import sklearn.ensemble, sklearn.cluster, sklearn.svm
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.decomposition import PCA
+from sklearn.tree import DecisionTreeClassifier
+
+class Doubler(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        return self
+    def transform(self, X):
+        return np.asarray(X) * 2
+    def get_feature_names_out(self, input_features=None):
+        return np.array(["a2", "b2"], dtype=object)
+
+class MyScaler(StandardScaler):
+    pass
+
+X = pd.DataFrame({"a": [1.0, 2.0, 4.0], "b": [3.0, 5.0, 9.0]}, index=[10, 11, 12])
+outputs = {}
+for name, model in {"scaler": StandardScaler(), "pipeline": make_pipeline(StandardScaler(), PCA(1)),
+                    "doubler": Doubler(), "subclass": MyScaler()}.items():
+    out = model.set_output(transform="pandas").fit_transform(X)
+    again = model.transform(X)
+    outputs[name] = [type(out).__name__, out.to_json(), type(again).__name__, again.to_json()]
+
+def every_class(root=object):
+    seen, stack = {}, [root]
+    while stack:
+        cls = stack.pop()
+        if cls in seen or cls is type:
+            continue
+        seen[cls] = sorted(vars(cls))
+        stack.extend(type.__subclasses__(cls))
+    return seen
+
+keys = {f"{cls.__module__}.{cls.__qualname__}": names for cls, names in every_class().items()
+        if cls.__module__.startswith(("sklearn", "__main__"))}
+tracked = "pypads" in vars(DecisionTreeClassifier)["fit"].__code__.co_filename
+print(json.dumps({"tracked": tracked, "outputs": outputs, "keys": keys}))
+"""
+
+
+def test_inherited_mixin_methods_leave_class_dictionaries_and_set_output_as_untracked(tmp_path):
+    """scikit-learn's _SetOutputMixin wraps fit_transform/transform of every class that
+    defines them in its own __dict__: pypads must not put an inherited one there."""
+    results = {}
+    for mode in ("untracked", "tracked"):
+        finished = run_script(CLASS_DICTIONARIES_SCRIPT.replace("sys.argv[-1]", repr(mode)), tmp_path)
+        assert finished.returncode == 0, finished.stderr
+        results[mode] = json.loads(finished.stdout.strip().splitlines()[-1])
+    assert results["tracked"]["tracked"] and not results["untracked"]["tracked"]
+    assert results["tracked"]["outputs"] == results["untracked"]["outputs"]
+    untracked, tracked = results["untracked"]["keys"], results["tracked"]["keys"]
+    gained = {name: sorted(set(tracked[name]) - set(untracked[name])) for name in tracked.keys() & untracked.keys()}
+    assert {name: keys for name, keys in gained.items() if keys} == {}
+    assert tracked["__main__.Doubler"] == untracked["__main__.Doubler"]

@@ -7,6 +7,14 @@ included. Functions are patched in place too (see ``functions.py``), so whoever 
 them — a script that did ``from sklearn.metrics import f1_score`` first, scikit-learn's
 scorers, ``pickle`` — holds the tracked function: import order does not matter.
 ``restore()`` puts back the identical original objects.
+
+A method a mapped class inherits from an unmapped mixin (``TransformerMixin.fit_transform``)
+is never copied into the subclass's ``__dict__``: scikit-learn's ``_SetOutputMixin`` wraps
+``fit_transform``/``transform`` of every class that defines them itself, so a copy made
+while a class is created would be wrapped a second time. The mixin's own function is
+tracked in place instead, once, and the class of each call's receiver decides whether
+that call is tracked (a :class:`ReceiverSite`). Subclasses are hooked the same way where
+the mapped class inherits a Python ``__init_subclass__``.
 """
 
 from __future__ import annotations
@@ -29,11 +37,58 @@ _NEVER = frozenset({"__init_subclass__", "__new__", "__class__", "__getattribute
 SiteFactory = Callable[[str, frozenset[str], str], CallSite]
 
 
+class ReceiverSite:
+    """Tracks a function shared by mapped and unmapped classes (a mixin's method):
+    calls whose receiver's class is mapped go through that class's call site, all
+    others straight to the original. Duck-types the part of :class:`CallSite` that
+    the in-place function patches use (``session``, ``invoke``)."""
+
+    __slots__ = ("session", "_patcher", "_attribute", "_value", "_bound_to", "_sites")
+
+    def __init__(self, patcher: Patcher, attribute: str, value: Any, bound_to: str) -> None:
+        self.session = patcher.session
+        self._patcher = patcher
+        self._attribute = attribute
+        self._value = value
+        self._bound_to = bound_to
+        self._sites: dict[type, CallSite | None] = {}
+
+    def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not args:
+            return original(*args, **kwargs)
+        receiver = args[0] if self._bound_to == "class" else type(args[0])
+        site = self._sites.get(receiver, _MISSING) if isinstance(receiver, type) else None
+        if site is _MISSING:
+            site = self._sites[receiver] = self._patcher.site_for(receiver, self._attribute, self._value, self._bound_to)
+        if site is None:
+            return original(*args, **kwargs)
+        return site.invoke(original, args, kwargs)  # type: ignore[union-attr]
+
+
+class SubclassHook:
+    """Stands in for a call site on an inherited ``__init_subclass__`` patched in place:
+    runs it, then patches the new class if it belongs to a mapped class's tree."""
+
+    __slots__ = ("session", "_patcher")
+
+    def __init__(self, patcher: Patcher) -> None:
+        self.session = patcher.session
+        self._patcher = patcher
+
+    def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = original(*args, **kwargs)
+        if args and isinstance(args[0], type):
+            self._patcher.patch_class(args[0])
+        return result
+
+
 class Patcher:
     """Holds the resolved mapping entries and every patch made from them."""
 
     def __init__(self, entries: Iterable[MappingEntry], make_site: SiteFactory) -> None:
         self._make_site = make_site
+        # The session every call site shares (what the in-place patches ask for the run).
+        self.session = make_site("", frozenset(), "none").session
         self._pending: dict[str, list[MappingEntry]] = {}
         for entry in entries:
             self._pending.setdefault(entry.target, []).append(entry)
@@ -110,8 +165,10 @@ class Patcher:
         """Wrap the hooked methods ``cls`` defines or inherits from unmapped bases."""
         if cls in self._patched_classes:
             return
-        self._patched_classes.add(cls)
         entries = self._entries_for(cls)
+        if not entries:
+            return
+        self._patched_classes.add(cls)
         names = {name for klass in cls.__mro__ for name in vars(klass)} - _NEVER
         for name in sorted(names):
             owner = next(klass for klass in cls.__mro__ if name in vars(klass))
@@ -121,6 +178,8 @@ class Patcher:
                 continue
             if owner is not cls and self._entries_for(owner) and self._hooks_of(owner, name, value) == hooks:
                 continue  # the owner is mapped itself and tracks this attribute already
+            if owner is not cls and not self._entries_for(owner) and self._track_inherited(name, value):
+                continue  # an unmapped mixin's method: tracked in place, for mapped receivers
             value = self._unpatched.get(id(value), value)
             make_site = functools.partial(self._make_site, name, hooks)
             if owner is cls and self._patch_descriptor_function(value, make_site):
@@ -154,6 +213,26 @@ class Patcher:
         self._object_patches.append((descriptor, "fn", function, replacement))
         return True
 
+    def _track_inherited(self, name: str, value: Any) -> bool:
+        """Track a mixin's function, classmethod or ``available_if`` method in place;
+        False for anything else (left to the old way: a wrapper in the subclass)."""
+        if isinstance(value, classmethod):
+            function, bound_to = value.__func__, "class"
+        elif isinstance(value, types.FunctionType):
+            function, bound_to = value, "instance"
+        else:
+            function, bound_to = getattr(value, "fn", None), "instance"
+            if isinstance(value, staticmethod) or not isinstance(function, types.FunctionType):
+                return False
+        if can_track(function):
+            self._functions.track(function, lambda: ReceiverSite(self, name, value, bound_to))
+        return True  # a generator or coroutine: left alone, like everywhere else
+
+    def site_for(self, cls: type, name: str, value: Any, bound_to: str) -> CallSite | None:
+        """The call site of ``name`` for receivers of class ``cls``, or None if untracked."""
+        hooks = self._hooks_of(cls, name, value)
+        return self._make_site(name, hooks, bound_to) if hooks else None
+
     def _entries_for(self, cls: type) -> list[MappingEntry]:
         return [entry for klass in cls.__mro__ for entry in self._class_entries.get(klass, ())]
 
@@ -161,7 +240,15 @@ class Patcher:
         return frozenset().union(*(entry.hooks_for(name, value) for entry in self._entries_for(cls)))
 
     def _hook_subclasses(self, base: type) -> None:
-        """Give ``base`` an ``__init_subclass__`` that patches every future subclass."""
+        """Give ``base`` an ``__init_subclass__`` that patches every future subclass.
+
+        An ``__init_subclass__`` written in Python that ``base`` defines or inherits is
+        patched in place, so no class gains an attribute; only a class that has just
+        ``object``'s gets one of its own."""
+        inherited = next(vars(klass)["__init_subclass__"] for klass in base.__mro__ if "__init_subclass__" in vars(klass))
+        if isinstance(inherited, classmethod) and can_track(inherited.__func__):
+            self._functions.track(inherited.__func__, lambda: SubclassHook(self))
+            return
         own = vars(base).get("__init_subclass__", _MISSING)
         patcher = self
 
