@@ -161,21 +161,35 @@ class DB:
         records nothing.
         """
         qualified, _ = self._call(name, n)
+        # Without allow_pickle, reading the inputs runs nothing: their placeholders are
+        # reported first. With it, the function is checked before anything is unpickled.
+        chosen = None if not self.allow_pickle else self._replayed(qualified, n, function, allow_modules)
+        args, kwargs, recorded = self._inputs(qualified, n)
+        if chosen is None:
+            chosen = self._replayed(qualified, n, function, allow_modules)
+        result = chosen(*args, **kwargs)
+        return Replay(result, recorded, _equal(result, recorded))
+
+    def _replayed(self, qualified: str, n: int, function: Callable[..., Any] | None,
+                  allow_modules: str | Iterable[str]) -> Callable[..., Any]:
+        """The function a replay runs (see :meth:`replay`)."""
         if function is None:
             info = self.functions[qualified].info
-            function = find_function(info["module"], info["qualname"], _module_names(allow_modules), qualified, n)
-        elif not callable(function):
+            return find_function(info["module"], info["qualname"], _module_names(allow_modules), qualified, n)
+        if not callable(function):
             raise TypeError(f"replay: function must be callable, not {type(function).__name__}")
-        else:
-            function = unwrapped(function)
-        args, kwargs = self.get(name, n)
-        recorded = self.get_result(name, n)
+        return unwrapped(function)
+
+    def _inputs(self, qualified: str, n: int) -> tuple[list[Any], dict[str, Any], Any]:
+        """Arguments and result of a call, refusing placeholders: running a function on
+        one would fail in some unrelated way, or compare wrongly."""
+        args, kwargs = self.get(qualified, n)
+        recorded = self.get_result(qualified, n)
         labelled = [(f"argument {index}", value) for index, value in enumerate(args)]
         labelled += [(f"argument {key!r}", value) for key, value in kwargs.items()] + [("the result", recorded)]
         for label, value in labelled:
             _refuse_placeholder(qualified, n, label, value)
-        result = function(*args, **kwargs)
-        return Replay(result, recorded, _equal(result, recorded))
+        return args, kwargs, recorded
 
     def _defaults(self, qualified: str) -> dict[str, Any]:
         where = f"{self.root / qualified / 'function.json'}: defaults"
@@ -284,8 +298,7 @@ def _module_names(allow_modules: str | Iterable[str]) -> tuple[str, ...]:
 
 
 def _refuse_placeholder(qualified: str, n: int, label: str, value: Any) -> None:
-    """Raise if ``value`` stands for a value that was not loaded: running the function
-    on a placeholder would fail in some unrelated way, or compare wrongly."""
+    """Raise if ``value`` stands for a value that was not loaded."""
     if isinstance(value, Pickled):
         raise CallMonitorError(
             f"cannot replay call {n} of {qualified}: {label} is a pickled {value.type}, which is loaded only with "

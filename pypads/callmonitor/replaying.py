@@ -58,7 +58,8 @@ def find_function(module: str, qualname: str, allow_modules: tuple[str, ...], na
             raise CallMonitorError(f"{shown} is not found: it was defined in {where}; {passing}") from None
         last = index == len(qualname.split(".")) - 1
         if not allowed(getattr(target, "__module__", None), allow_modules) or not (callable(target) if last else isinstance(target, type)):
+            found = f"a {type(target).__name__} of module {getattr(target, '__module__', None)!r}"
             raise CallMonitorError(
                 f"replay of {name}: {shown} does not lead through classes to a function of an allowed module "
-                f"(at {part!r}: {type(target).__name__} of module {getattr(target, '__module__', None)!r})")
+                f"(at {part!r}: {found}); {passing}")
     return unwrapped(target)
