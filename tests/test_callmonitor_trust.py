@@ -175,6 +175,16 @@ def test_a_handler_target_with_a_path_is_refused(crafted):
     assert "m.f/1/record.json: args[0]" in str(raised.value)
 
 
+def test_a_handlers_file_that_is_a_link_out_of_the_folder_is_refused(crafted, outside):
+    folder = crafted.call_folder(1, {"n": 1, "args": [{"kind": "handler", "target": "0",
+                                                       "handler": "pypads.callmonitor.handlers.NPHandler"}],
+                                     "kwargs": {}, "duration": 0, "result": value(None)})
+    (folder / "arg_0.npy").symlink_to(outside / "secret.npy")
+    with pytest.raises(CallMonitorError, match="leads outside the database") as raised:
+        load(crafted.root).get("f", 1)
+    assert "m.f/1/record.json: args[0]" in str(raised.value)
+
+
 @pytest.mark.parametrize("link, target", [
     ("evil", ""),                 # a function folder
     ("m.f/2", ""),                # a call folder

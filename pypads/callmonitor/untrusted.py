@@ -45,6 +45,15 @@ def inside(root: Path, path: Path, where: str) -> Path:
     return real
 
 
+def check_tree(root: Path, folder: Path, where: str) -> None:
+    """Raise unless everything in ``folder`` lies inside ``root`` and is a folder or a
+    regular file: for a handler's ``load``, which opens files by itself."""
+    for path in folder.rglob("*"):
+        real = inside(root, path, where)
+        if not (real.is_dir() or real.is_file()):
+            raise CallMonitorError(f"{where}: {path.relative_to(folder)} is not a regular file")
+
+
 def open_regular(root: Path, path: Path, where: str, limit: int | None = None) -> BinaryIO:
     """``path`` opened for reading, if it is a regular file inside ``root`` (and at
     most ``limit`` bytes)."""

@@ -21,7 +21,7 @@ import numpy as np
 from pypads.callmonitor.errors import CallMonitorError
 from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import untag
-from pypads.callmonitor.untrusted import open_regular, plain_name
+from pypads.callmonitor.untrusted import check_tree, open_regular, plain_name
 
 _SCALAR_KINDS = "biuf"  # the numpy scalars the recorder stores inline
 
@@ -91,8 +91,10 @@ class Values:
         if handler_class is None:
             raise CallMonitorError(f"{where}: no handler {name} in REGISTRY: add it before loading values")
         handler = handler_class(target)
+        own = _own_folder(folder, where)
+        check_tree(self.root, own, where)  # the handler opens its files itself, unchecked
         try:
-            handler.load(str(_own_folder(folder, where)))
+            handler.load(str(own))
         except Exception as error:  # the user's handler, on files that may be anything
             raise CallMonitorError(f"{where}: {name}.load failed: {error!r}") from error
         return handler.data
