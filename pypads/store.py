@@ -8,6 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from pypads.privacy import redact_text
+
 HOME_ENV = "PYPADS_HOME"
 DEFAULT_EXPERIMENT = "pypads"
 
@@ -23,6 +25,12 @@ class Store:
     def is_local(self) -> bool:
         """A SQLite file or a folder on this machine, rather than a server."""
         return not _is_uri(self.tracking_uri) or self.tracking_uri.startswith(("sqlite:", "file:"))
+
+    @property
+    def display_uri(self) -> str:
+        """The tracking URI to show in messages: without a user and password
+        (``http://***@host``) or secret query values (``?token=***``)."""
+        return redact_text(self.tracking_uri)
 
     def ui_command(self, mlflow_executable: str = "mlflow") -> str:
         """The command that opens this store in the MLflow UI."""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import only_run, script_environment
-from pypads.run_loggers.privacy import redact_argv, redact_url
+from pypads.privacy import redact_argv, redact_url
 from pypads.schemas import PIPELINE_GRAPH, validate
 
 SECRET = "s3cr3t-T0KEN-4242"

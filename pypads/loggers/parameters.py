@@ -7,6 +7,7 @@ from typing import Any
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.privacy import redact_params
 
 # MLflow rejects longer param values.
 MAX_PARAM_LENGTH = 6000
@@ -21,7 +22,9 @@ class Parameters(Logger):
     and dtype: a data-dependent array (e.g. a precomputed Gram matrix passed to inner
     estimators) would otherwise make every call a new variant. At most
     ``max_variants`` variants are logged per class; then the tag
-    ``pypads.parameters.<Class>`` says that later ones were left out.
+    ``pypads.parameters.<Class>`` says that later ones were left out. The value of a
+    param named like a secret (``api_token``, ``password``…) is logged as ``***``, and
+    URL credentials in other values are hidden (see :mod:`pypads.privacy`).
     """
 
     defaults = {"max_variants": 100}
@@ -30,7 +33,7 @@ class Parameters(Logger):
         get_params = getattr(call.instance, "get_params", None)
         if not callable(get_params):
             return
-        params = {key: _as_text(value) for key, value in get_params(deep=False).items()}
+        params = redact_params({key: _as_text(value) for key, value in get_params(deep=False).items()})
         class_name = type(call.instance).__name__
         variants: dict[frozenset[tuple[str, str]], int] = call.run.state(self).setdefault(class_name, {})
         key = frozenset(params.items())

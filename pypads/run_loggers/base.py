@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from pypads.context import RunContext
-from pypads.run_loggers.privacy import pseudonym
+from pypads.privacy import pseudonym
 
 
 @dataclass(frozen=True)

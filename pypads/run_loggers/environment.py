@@ -8,6 +8,7 @@ from importlib import metadata
 from typing import Any, TextIO
 
 from pypads.context import RunContext
+from pypads.privacy import redact_text
 from pypads.run_loggers.base import RunLogger, RunSettings
 
 MAX_CONSOLE_BYTES = 5_000_000
@@ -61,7 +62,8 @@ class _Tee:
 class IConsole(RunLogger):
     """``console/stdout.txt`` and ``console/stderr.txt``: what the script printed while
     the run was tracked (capped at ``max_bytes`` characters each), written when the run
-    ends — normally, by an exception or a signal."""
+    ends — normally, by an exception or a signal. Credentials in URLs and secret
+    ``name=value`` pairs are hidden (see :mod:`pypads.privacy`)."""
 
     in_background = False  # the first line the script prints must be captured
 
@@ -76,6 +78,6 @@ class IConsole(RunLogger):
             for stream_name, tee in tees.items():
                 if getattr(sys, stream_name) is tee:
                     setattr(sys, stream_name, tee.original)
-                run.writer.log_text(f"console/{stream_name}.txt", tee.text())
+                run.writer.log_text(f"console/{stream_name}.txt", redact_text(tee.text()))
 
         run.on_end(finish)

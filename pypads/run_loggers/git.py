@@ -13,7 +13,7 @@ from loguru import logger
 
 from pypads.context import RunContext
 from pypads.run_loggers.base import RunLogger, RunSettings
-from pypads.run_loggers.privacy import redact_url
+from pypads.privacy import redact_text, redact_url
 
 if TYPE_CHECKING:
     import git
@@ -48,7 +48,7 @@ class IGit(RunLogger):
         if repository.head.is_valid():
             tags["pypads.git.commit"] = repository.head.commit.hexsha
             log = repository.git.log(f"-{LOG_ENTRIES}", "--format=%H %ad %an: %s", "--date=iso")
-            run.writer.log_text("git/log.txt", redact_url(log) + "\n")
+            run.writer.log_text("git/log.txt", redact_text(log) + "\n")
         tags["pypads.git.branch"] = "(detached)" if repository.head.is_detached else repository.active_branch.name
         remotes = {remote.name: redact_url(next(remote.urls, "")) for remote in repository.remotes}
         if remotes:

@@ -16,7 +16,7 @@ import psutil
 
 from pypads.context import RunContext
 from pypads.run_loggers.base import RunLogger, RunSettings
-from pypads.run_loggers.privacy import redact_argv
+from pypads.privacy import REDACTED, is_secret_name, redact_argv, redact_text
 
 _GB = 1024**3
 
@@ -102,9 +102,16 @@ class IMacAddress(RunLogger):
 
 class IEnvironment(RunLogger):
     """Only the environment variables named in the config's ``env_allowlist``
-    (none by default), as tags ``pypads.env.<NAME>``."""
+    (none by default), as tags ``pypads.env.<NAME>``. Even allowed, a secret's value
+    is not logged (a name like ``API_KEY``), nor a URL's credentials
+    (``DATABASE_URL``): see :mod:`pypads.privacy`."""
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
-        tags = {f"pypads.env.{name}": os.environ[name] for name in settings.env_allowlist if name in os.environ}
+        tags = {f"pypads.env.{name}": _safe_value(name, os.environ[name])
+                for name in settings.env_allowlist if name in os.environ}
         if tags:
             run.writer.set_tags(tags)
+
+
+def _safe_value(name: str, value: str) -> str:
+    return REDACTED if is_secret_name(name) else redact_text(value)
