@@ -45,6 +45,10 @@ from pypads.store import RunTarget, pypads_home
 
 MAX_TAG_LENGTH = 8000
 INLINE_LIMIT = 1 << 20  # larger artifacts are staged as files of their own
+# Journal files hold what the run holds before MLflow's access rules apply, and
+# meta.json the tracking URI with any credentials in it: readable by their owner only.
+PRIVATE_FILE = 0o600
+PRIVATE_FOLDER = 0o700
 # Set aside when a journal is made, freed when the disk is full (see release_reserve):
 # enough for the small files that end a run, and a few MLflow metadata rows.
 RESERVE_BYTES = 256 << 10
@@ -101,8 +105,11 @@ class Journal:
 
     @classmethod
     def create(cls, target: RunTarget, root: Path | None = None) -> Journal:
-        folder = (root or journal_root()) / uuid.uuid4().hex
-        (folder / "artifacts").mkdir(parents=True)
+        base = root or journal_root()
+        base.mkdir(PRIVATE_FOLDER, parents=True, exist_ok=True)
+        folder = base / uuid.uuid4().hex
+        folder.mkdir(PRIVATE_FOLDER)
+        (folder / "artifacts").mkdir(PRIVATE_FOLDER)
         journal = cls(folder)
         journal._created = {
             "run_id": target.join_run_id, "owns_run": target.join_run_id is None,
@@ -111,7 +118,8 @@ class Journal:
             "pid": os.getpid(), "started": psutil.Process().create_time(),
         }
         journal._write_meta(journal._created)
-        journal._reserve.write_bytes(bytes(RESERVE_BYTES))
+        with _create(journal._reserve, PRIVATE_FILE) as reserve:
+            reserve.write(bytes(RESERVE_BYTES))
         return journal
 
     def release_reserve(self) -> None:
@@ -128,7 +136,7 @@ class Journal:
 
     def set_status(self, status: str) -> None:
         """The status the run ends with, should the journal outlive this process."""
-        write_atomically(self.folder / "status", status.encode())
+        write_atomically(self.folder / "status", status.encode(), PRIVATE_FILE)
 
     def status(self) -> str | None:
         try:
@@ -140,7 +148,7 @@ class Journal:
         """Name the process that uploads this journal: while it lives, the journal is
         not left behind, even if the script is gone."""
         write_atomically(self.folder / "uploader.json",
-                         json.dumps({"pid": pid, "started": psutil.Process(pid).create_time()}).encode())
+                         json.dumps({"pid": pid, "started": psutil.Process(pid).create_time()}).encode(), PRIVATE_FILE)
 
     def reopen(self, run_id: str | None) -> bool:
         """Make the journal again if its uploader deleted it, for a write that comes
@@ -149,7 +157,8 @@ class Journal:
         self.close()
         if self.exists():
             return False
-        self.artifacts.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(PRIVATE_FOLDER, parents=True, exist_ok=True)
+        self.artifacts.mkdir(PRIVATE_FOLDER, exist_ok=True)
         self._write_meta({**self._created, "run_id": run_id, "owns_run": False})
         return True
 
@@ -192,8 +201,8 @@ class Journal:
         """Keep the artifact that ``write`` writes into the file it is given: large
         content goes to disk once, straight from where it is."""
         target = self.artifacts / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(target, write)
+        target.parent.mkdir(PRIVATE_FOLDER, parents=True, exist_ok=True)
+        write_atomically(target, write, PRIVATE_FILE)
         self._record_file(path)
 
     def stage_named_file(self, folder: str, write: Callable[[BinaryIO], str]) -> str:
@@ -201,8 +210,8 @@ class Journal:
         returns once it has written it (a name made from the content); returns the
         artifact's path."""
         directory = self.artifacts / folder
-        directory.mkdir(parents=True, exist_ok=True)
-        path = f"{folder}/{write_then_name(directory, write)}"
+        directory.mkdir(PRIVATE_FOLDER, parents=True, exist_ok=True)
+        path = f"{folder}/{write_then_name(directory, write, PRIVATE_FILE)}"
         self._record_file(path)
         return path
 
@@ -216,7 +225,7 @@ class Journal:
             self._descriptors, self._descriptor_pid = {}, os.getpid()  # a forked child's own
         descriptor = self._descriptors.get(path)
         if descriptor is None:
-            descriptor = self._descriptors[path] = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            descriptor = self._descriptors[path] = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
         written = os.write(descriptor, data)
         if written < len(data):  # a signal can cut a write short: write the rest
             view = memoryview(data)[written:]
@@ -225,7 +234,7 @@ class Journal:
 
     # --- on the uploader's side -----------------------------------------------------
     def commit(self, offset: int) -> None:
-        write_atomically(self.folder / "committed", str(offset).encode())
+        write_atomically(self.folder / "committed", str(offset).encode(), PRIVATE_FILE)
 
     def committed(self) -> int:
         try:
@@ -346,12 +355,16 @@ class Journal:
             os.rename(self.folder, claimed)
         except OSError:
             return None
+        try:
+            os.chmod(claimed, PRIVATE_FOLDER)  # one an older pypads left readable to all
+        except OSError:
+            pass
         journal = Journal(claimed)
         journal._update_meta(pid=os.getpid(), started=psutil.Process().create_time())
         return journal
 
     def _write_meta(self, meta: dict[str, Any]) -> None:
-        write_atomically(self.folder / "meta.json", json.dumps(meta).encode())
+        write_atomically(self.folder / "meta.json", json.dumps(meta).encode(), PRIVATE_FILE)
 
     def _update_meta(self, **changes: Any) -> None:
         with self._lock:
@@ -381,12 +394,12 @@ def left_behind(root: Path | None = None) -> list[Journal]:
     return journals
 
 
-def write_atomically(path: Path, content: bytes | Callable[[BinaryIO], None]) -> None:
+def write_atomically(path: Path, content: bytes | Callable[[BinaryIO], None], mode: int = 0o666) -> None:
     """Write ``content`` (bytes, or a function that writes into the file it is given)
     to ``path`` so that readers, and a process killed meanwhile, see the old file or
-    the whole new one, never a part."""
+    the whole new one, never a part. ``mode`` as for ``os.open`` (the umask applies)."""
     staging = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(staging, "wb") as stream:
+    with _create(staging, mode) as stream:
         if callable(content):
             content(stream)
         else:
@@ -394,11 +407,17 @@ def write_atomically(path: Path, content: bytes | Callable[[BinaryIO], None]) ->
     os.replace(staging, path)
 
 
-def write_then_name(folder: Path, write: Callable[[BinaryIO], str]) -> str:
+def write_then_name(folder: Path, write: Callable[[BinaryIO], str], mode: int = 0o666) -> str:
     """Write a file into ``folder`` whose name ``write`` returns after writing it (a
     name made from the content), atomically as :func:`write_atomically`; returns the name."""
     staging = folder / f".new.{os.getpid()}.{threading.get_ident()}.tmp"
-    with open(staging, "wb") as stream:
+    with _create(staging, mode) as stream:
         name = write(stream)
     os.replace(staging, folder / name)
     return name
+
+
+def _create(path: Path, mode: int) -> BinaryIO:
+    """``open(path, "wb")`` with ``mode`` for a new file: a private file is never
+    readable to others, not even for a moment."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb")
