@@ -7,13 +7,16 @@
         pass
 
 Outside a pypads run calls go to a local folder (``call-monitor``); inside one, to the
-run's artifacts. See ``docs/callmonitor.md``.
+run's artifacts. A database is read as untrusted input; see "Trust model" in
+``docs/callmonitor.md``.
 """
 
 from pypads.callmonitor.database import Settings
 from pypads.callmonitor.handlers import REGISTRY, Handler, NPHandler, Registry
-from pypads.callmonitor.reading import DB, Args, CallMonitorError, Pickled, Replay, Unsaved, load
+from pypads.callmonitor.errors import CallMonitorError
+from pypads.callmonitor.reading import DB, Args, Replay, load
 from pypads.callmonitor.recording import CONTEXT, CallRecorder, RecordingWarning, intercept
+from pypads.callmonitor.values import Pickled, Unsaved
 
 __all__ = [
     "CONTEXT", "DB", "REGISTRY", "Args", "CallMonitorError", "CallRecorder", "Handler", "NPHandler",
