@@ -48,8 +48,7 @@ MAX_SALT_BYTES = 1024  # a salt file is read back: never more than this
 
 def is_secret_name(name: str) -> bool:
     """Whether ``name`` (a param, an option, a variable, a query key) names a secret."""
-    words = _WORD.findall(name)
-    return bool(words) and words[-1].lower() in _secret_words()
+    return _is_secret(name, _secret_words())
 
 
 def redact_url(text: str) -> str:
@@ -63,8 +62,7 @@ def redact_text(text: str) -> str:
     words = _secret_words()
 
     def hide(match: re.Match[str]) -> str:
-        found = _WORD.findall(match["name"])
-        return f"{match['name']}={REDACTED}" if found and found[-1].lower() in words else match[0]
+        return f"{match['name']}={REDACTED}" if _is_secret(match["name"], words) else match[0]
 
     return _ASSIGNMENT.sub(hide, redact_url(text))
 
@@ -95,14 +93,8 @@ def redact_params(params: Mapping[str, str]) -> dict[str, str]:
     """``params`` with the values of secret names replaced by :data:`REDACTED`, and URL
     credentials hidden in the others."""
     words = _secret_words()
-    redacted = {}
-    for name, value in params.items():
-        found = _WORD.findall(name)
-        if found and found[-1].lower() in words:
-            redacted[name] = REDACTED
-        else:
-            redacted[name] = redact_url(value) if "@" in value else value
-    return redacted
+    return {name: REDACTED if _is_secret(name, words) else redact_url(value) if "@" in value else value
+            for name, value in params.items()}
 
 
 def pseudonym(value: str, salt: str) -> str:
@@ -155,6 +147,11 @@ def _read_salt(path: Path) -> str | None:
     except OSError:  # not ours to change (a shared home): still the salt to use
         pass
     return salt
+
+
+def _is_secret(name: str, words: frozenset[str]) -> bool:
+    found = _WORD.findall(name)
+    return bool(found) and found[-1].lower() in words
 
 
 def _secret_words() -> frozenset[str]:
