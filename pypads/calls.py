@@ -80,7 +80,8 @@ class Session:
 # The innermost tracked call of the current thread or asyncio task. Each context has
 # its own, so threads and tasks never see each other's calls.
 _current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("pypads_call", default=None)
-# Set while loggers run, so that tracked code called by a logger is not tracked again.
+# Set while pypads' own code runs (the loggers, the call's bookkeeping), so that tracked
+# code it calls, or that a signal handler interrupting it calls, is not tracked again.
 _in_logger: contextvars.ContextVar[bool] = contextvars.ContextVar("pypads_in_logger", default=False)
 
 
@@ -92,7 +93,7 @@ def current_call() -> Call | None:
 class CallSite:
     """The tracking of one patched attribute (``BaseDecisionTree.fit``, ``accuracy_score``…)."""
 
-    __slots__ = ("session", "attribute", "hooks", "handlers", "bound_to")
+    __slots__ = ("session", "attribute", "hooks", "handlers", "bound_to", "key")
 
     def __init__(
         self,
@@ -108,12 +109,21 @@ class CallSite:
         self.handlers = handlers
         # "instance", "class" or "none": what the first argument of a call is.
         self.bound_to = bound_to
+        # How wrappers find this site at call time (see pypads.patching.dispatch).
+        self.key: int | None = None
 
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         run = self.session.run
         if run is None or not self.handlers or _in_logger.get():
             return original(*args, **kwargs)
-        call = self._begin(run, original, args, kwargs)
+        # Marked as pypads' own work, like the loggers' phases: a signal handler that
+        # interrupts it here and calls tracked code runs that code untracked, instead of
+        # waiting for a lock this very thread holds.
+        busy = _in_logger.set(True)
+        try:
+            call = self._begin(run, original, args, kwargs)
+        finally:
+            _in_logger.reset(busy)
         token = _current_call.set(call)
         try:
             if not call.tracked:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pypads.errors import LoggerFailure, LoggerWarning
+from pypads.errors import LoggerFailure, LoggerWarning, warn
 from pypads.mapping import MappingFile
 from pypads.writer import Writer
 
@@ -80,12 +79,12 @@ class RunContext:
                 return
             self._failed_loggers.add(logger_name)
         message = f"{type(error).__name__}: {error}"
-        warnings.warn(
-            f"pypads logger {logger_name} failed in {where} ({message}); the tracked code was not affected",
-            LoggerWarning,
-            stacklevel=2,
-        )
-        self.writer.set_tag(f"pypads.failure.{logger_name}", f"{where}: {message}"[:5000])
+        warn(f"pypads logger {logger_name} failed in {where} ({message}); the tracked code was not affected",
+             LoggerWarning, stacklevel=2)
+        try:
+            self.writer.set_tag(f"pypads.failure.{logger_name}", f"{where}: {message}"[:5000])
+        except Exception:  # noqa: S110 - the journal itself failed (a full disk): the writer has said so
+            pass
 
 
 _active_run: RunContext | None = None

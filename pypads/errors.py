@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 
 class PyPadsError(Exception):
     """Base class of every error raised by pypads itself (never by the tracked code)."""
@@ -27,3 +30,28 @@ class LoggerFailure(PyPadsError):
 
 class LoggerWarning(UserWarning):
     """A logger failed; the tracked call went on unharmed. Issued once per logger and run."""
+
+
+def warn(message: str, category: type[Warning] = UserWarning, stacklevel: int = 2) -> None:
+    """Issue a pypads warning that can never raise into the user's code.
+
+    A user who made warnings errors (``-W error``, ``warnings.simplefilter("error")``,
+    pytest's ``filterwarnings = error``) asked for *their* program's warnings to fail
+    it; pypads' own trouble must not change how their program runs. Where the filters
+    turn the warning into an exception, the message goes to stderr instead, and if
+    even that fails (a closed stderr) it is dropped.
+    """
+    try:
+        warnings.warn(message, category, stacklevel=stacklevel + 1)
+    except Exception:
+        say_on_stderr(f"{category.__name__}: {message}")
+
+
+def say_on_stderr(message: str) -> None:
+    """Print one line on the process' stderr; never raises (a closed stderr drops it).
+
+    For what must be said whatever the user's warning filters are."""
+    try:
+        print(message, file=sys.__stderr__ or sys.stderr, flush=True)
+    except Exception:  # noqa: S110 - nowhere left to report to
+        pass

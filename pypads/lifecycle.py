@@ -4,8 +4,15 @@
 * An uncaught exception: FAILED, with the traceback handed over for an artifact;
   ``KeyboardInterrupt`` (Ctrl-C): KILLED. The previous ``sys.excepthook`` still runs,
   so the user sees the same traceback and the same exit code.
-* SIGTERM: KILLED, then the previous disposition runs; with the default one the
-  signal is raised again, so the process dies of SIGTERM exactly as without pypads.
+* SIGTERM: pypads installs no handler of its own. A signal handler runs between two
+  bytecodes of whatever the main thread was doing, pypads' own code included, so any
+  work it did could wait for a lock that the interrupted code holds, forever; a Python
+  handler also delays the signal until a long native call returns, and is inherited by
+  forked workers (``multiprocessing.Pool.terminate`` then hangs). With the default
+  disposition the process dies of SIGTERM at once, exactly as untracked, and the
+  uploader process, whose input then ends, ends the run KILLED. Where the script
+  installed a SIGTERM handler of its own before ``PyPads()``, that handler is kept and
+  only a flag is set in front of it, so a run it then ends by exiting is KILLED.
 
 Only the process that installed the hooks acts on them: a forked child that exits
 does not end its parent's run.
@@ -20,10 +27,11 @@ import signal
 import sys
 import threading
 import traceback
-import warnings
 from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
+
+from pypads.errors import warn
 
 FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
 
@@ -38,6 +46,7 @@ class ExitHooks:
         self._previous_excepthook: Callable[..., Any] | None = None
         self._previous_sigterm: Any = None
         self._installed = False
+        self._terminated = False  # a SIGTERM reached the script's own handler
 
     def install(self) -> None:
         if self._installed:
@@ -48,7 +57,7 @@ class ExitHooks:
         sys.excepthook = self._excepthook
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGTERM)
-            if previous is not signal.SIG_IGN:
+            if callable(previous):  # the script's own handler; the default one is left alone
                 self._previous_sigterm = previous
                 signal.signal(signal.SIGTERM, self._on_sigterm)
 
@@ -72,31 +81,31 @@ class ExitHooks:
         try:
             self._end_run(status, failure)
         except Exception as error:
-            warnings.warn(f"pypads could not end the run ({status}): {error!r}", stacklevel=2)
+            warn(f"pypads could not end the run ({status}): {error!r}")
 
     def _at_exit(self) -> None:
         if self._ours():
-            self._end(FINISHED, None)
+            self._end(KILLED if self._terminated else FINISHED, None)
 
     def _excepthook(self, kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         previous = self._previous_excepthook or sys.__excepthook__
         previous(kind, error, tb)
         if self._ours():
-            status = KILLED if issubclass(kind, KeyboardInterrupt) else FAILED
+            status = KILLED if issubclass(kind, KeyboardInterrupt) or self._terminated else FAILED
             self._end(status, "".join(traceback.format_exception(kind, error, tb)))
             if issubclass(kind, KeyboardInterrupt):
                 _mark_unhandled_keyboard_interrupt()
 
-    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+    def _on_sigterm(self, signum: int, frame: FrameType | None) -> Any:
+        # Only a flag: this runs wherever the main thread was interrupted (see the module's doc).
+        self._terminated = True
         previous = self._previous_sigterm
-        if self._ours():
-            self._end(KILLED, None)
-        self.uninstall()
         if callable(previous):
-            previous(signum, frame)
-        else:  # SIG_DFL (or None: set from C): die of the signal, as without pypads
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            signal.raise_signal(signal.SIGTERM)
+            return previous(signum, frame)
+        # Uninstalled from another thread meanwhile: behave as the default disposition.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
+        return None
 
 
 def _mark_unhandled_keyboard_interrupt() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import multiprocessing
 import os
 import secrets
 import sys
@@ -28,6 +29,7 @@ from pypads.events import EventTable, merge_config, merge_logging_fns
 from pypads.journal import Journal, left_behind
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.mapping import MappingFile, load_mappings
+from pypads.patching.dispatch import unregister
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher
 from pypads.provenance import pypads_version
@@ -95,22 +97,31 @@ class PyPads:
             warnings.warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
             _active.deactivate()
 
-        joined = _active_mlflow_run_id()
-        self.store: Store = _store_for(uri, joined)
-        self.experiment_name = name or default_experiment_name()
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
-        self._owns_run = joined is None
+        self._run: RunContext | None = None  # the run until it ends, even once tracking stopped
         self._saved_environment: dict[str, str | None] = {}
         self._previous_mlflow_uri: str | None = None
         self._set_mlflow_uri = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
         self._run_loggers: threading.Thread | None = None
-        self._start_run(RunTarget(self.store, self.experiment_name, joined))
-
+        self._sites: list[CallSite] = []
         entries = [entry for file in self.mappings for entry in file.entries]
         self._patcher = Patcher(entries, self._make_site)
-        self._prepare_imports(clear_imports, reload_modules, reload_warnings, affected_modules)
         self._finder = PatchingFinder(self._patcher.is_watched, self._patcher.on_module_loaded)
+        self.experiment_name = name or default_experiment_name()
+        if started_by_multiprocessing():
+            # A worker that re-ran the script's top level (spawn, forkserver, loky) is
+            # part of the parent's run, not a run of its own; it runs untracked.
+            logger.debug("pypads: not tracking in a worker process of {}", os.getppid())
+            self._owns_run = False
+            return
+
+        joined = _active_mlflow_run_id()
+        self.store: Store = _store_for(uri, joined)
+        self._owns_run = joined is None
+        self._start_run(RunTarget(self.store, self.experiment_name, joined))
+
+        self._prepare_imports(clear_imports, reload_modules, reload_warnings, affected_modules)
         self._finder.install()
         self._patcher.patch_loaded()
         _active = self
@@ -123,13 +134,13 @@ class PyPads:
 
         The run is opened off the script's thread; asking for its id waits until it exists.
         """
-        run = self.session.run
+        run = self._run
         return run.run_id if run is not None else None
 
     @property
     def writer(self) -> Writer | None:
         """The writer of the current run, for logging extra values the same batched way."""
-        run = self.session.run
+        run = self._run
         return run.writer if run is not None else None
 
     def _start_run(self, target: RunTarget) -> None:
@@ -159,9 +170,10 @@ class PyPads:
                 self._on_run_open(run_id)
         uploader = self.config["uploader"]
         writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
-                        in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None))
+                        in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None),
+                        on_failure=self._stop_tracking, wait_timeout=self.config["flush_timeout"])
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": self._mapping_summary()})
-        self.session.run = RunContext(writer, tuple(self.mappings))
+        self.session.run = self._run = RunContext(writer, tuple(self.mappings))
         set_active_run(self.session.run)
         self._exit_hooks.install()
         writer.start()
@@ -180,12 +192,11 @@ class PyPads:
 
         Calls of tracked code go on working afterwards, untracked.
         """
-        run = self.session.run
+        run = self._run
         if run is None:
             return
-        self.session.run = None
-        if active_run() is run:
-            set_active_run(None)
+        self._run = None
+        self._stop_tracking()
         self._exit_hooks.uninstall()
         timeout = self.config["flush_timeout"] or default_timeout(run.writer.target.store)
         if self._run_loggers is not None:
@@ -198,14 +209,20 @@ class PyPads:
         if closed and self._owns_run and _imported_mlflow() is not None and run.writer.is_open:
             connection().end_fluent_run(run.writer.run_id, status)
 
+    def _stop_tracking(self) -> None:
+        """Calls go on untracked from now on (the run ends, or its journal cannot be written)."""
+        run, self.session.run = self.session.run, None
+        if run is not None and active_run() is run:
+            set_active_run(None)
+
     def _end_at_exit(self, status: str, failure: str | None) -> None:
-        run = self.session.run
+        run = self._run
         if failure and run is not None and self.config["log_on_failure"]:
             run.writer.log_text("failure/traceback.txt", failure)
         self.end_run(status)
 
     def _run_init_functions(self) -> None:
-        run = self.session.run
+        run = self._run
         if run is None:
             return
         for handler in self.events.handlers():
@@ -254,7 +271,9 @@ class PyPads:
 
     # --- patching ---------------------------------------------------------------------
     def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
-        return CallSite(self.session, attribute, hooks, self.events.handlers_for(hooks), bound_to)
+        site = CallSite(self.session, attribute, hooks, self.events.handlers_for(hooks), bound_to)
+        self._sites.append(site)
+        return site
 
     def _prepare_imports(
         self, clear: bool, reload: bool, warn: bool, affected: Iterable[str] | None
@@ -299,6 +318,10 @@ class PyPads:
         self.end_run()
         self._finder.uninstall()
         self._patcher.restore()
+        # Wrappers that stay where restore cannot reach (a class pickled meanwhile) call
+        # the original from now on.
+        unregister([site.key for site in self._sites if site.key is not None])
+        self._sites.clear()
         if self._set_mlflow_uri:
             # set_tracking_uri(None) unsets it in MLflow and in the environment.
             importlib.import_module("mlflow").set_tracking_uri(self._previous_mlflow_uri)  # type: ignore[arg-type]
@@ -331,8 +354,16 @@ def _stop_tracking_in_forked_child() -> None:
     # The child inherits the run but not the writer's thread: its calls would queue
     # forever. It runs untracked; its exit cannot end the parent's run (ExitHooks).
     if _active is not None:
-        _active.session.run = None
+        _active.session.run = _active._run = None
     set_active_run(None)
+
+
+def started_by_multiprocessing() -> bool:
+    """Whether this process is a worker that ``multiprocessing`` (any start method),
+    ``concurrent.futures`` or joblib started; spawned ones re-run the script's top
+    level as ``__mp_main__``."""
+    main_module = sys.modules.get("__main__")
+    return getattr(main_module, "__name__", None) == "__mp_main__" or multiprocessing.parent_process() is not None
 
 
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)

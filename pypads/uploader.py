@@ -340,6 +340,16 @@ def _read_commands(commands: queue.Queue[list[str] | None]) -> None:
     commands.put(None)  # end of input: the script is gone
 
 
+def _let_go_of_the_scripts_output() -> None:
+    """Stop holding the script's stderr (our stdout is a copy of it too): once the script
+    is gone or done, a caller that captures its output waits until every process that
+    holds the pipe has closed it, and what is left here may take a while."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for descriptor in (1, 2):
+        os.dup2(null, descriptor)
+    os.close(null)
+
+
 def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or :func:`default_timeout`)."""
@@ -365,6 +375,7 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
             channel.send(flushed=int(command[1]), ok=uploader.drain())
             continue
         if command is None:  # killed: end the run the way recovery would
+            _let_go_of_the_scripts_output()
             status, timeout = uploader.journal.status() or "KILLED", default_timeout(uploader.target.store)
         else:  # close <status> <timeout>
             status, timeout = (command[1] if command[1] != "-" else None), float(command[2])
@@ -376,6 +387,7 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
         channel.send(closed=False)
         os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
     channel.send(closed=bool(finished and finished[0]))
+    _let_go_of_the_scripts_output()
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
     # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,

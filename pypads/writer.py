@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any, BinaryIO
 
+from pypads.errors import say_on_stderr
 from pypads.journal import Journal
 from pypads.patching.importer import PatchingFinder
 from pypads.store import RunTarget
@@ -68,6 +69,10 @@ class Writer:
             run id)``; by default :func:`pypads.connection.open_run`.
         in_process: upload on a thread of this process instead of a process of its own.
         recover: also upload the journals that earlier processes left behind.
+        on_failure: called once if the journal cannot be written (then nothing more is).
+        wait_timeout: how long asking for the run id, importing MLflow or flushing may
+            wait for one MLflow call (opening the run, say) that does not answer; by
+            default :func:`~pypads.uploader.default_timeout` of the store.
 
     Nothing is sent before :meth:`start`.
     """
@@ -81,14 +86,19 @@ class Writer:
         open_run: OpenRun | None = None,
         in_process: bool = True,
         recover: bool = False,
+        on_failure: Callable[[], None] | None = None,
+        wait_timeout: float | None = None,
     ) -> None:
         self.journal = journal
+        self.broken = False  # the journal could not be written: nothing more is
+        self._on_failure = on_failure
         self.target = target
         self._open_run = open_run
         self._closed = False
         self._late_lock = threading.Lock()
         self._swap_lock = threading.Lock()  # the end and a take-over of the upload, one at a time
-        self._settings = (journal, interval, on_open, open_run, recover)
+        self._settings = (journal, interval, on_open, open_run, recover,
+                          wait_timeout or default_timeout(target.store))
         self._uploader: UploaderThread | UploaderProcess
         if in_process:
             self._uploader = UploaderThread(*self._settings)
@@ -154,36 +164,62 @@ class Writer:
         is given: for large content, which is then never held in memory as bytes."""
         self._late(lambda: self.journal.stage_file(artifact_path, write))
 
-    def log_named_file(self, folder: str, write: Callable[[BinaryIO], str]) -> str:
+    def log_named_file(self, folder: str, write: Callable[[BinaryIO], str]) -> str | None:
         """Like :meth:`log_file`, for an artifact in ``folder`` named by what ``write``
-        returns once it has written it; returns that name."""
+        returns once it has written it; returns that name (None if the journal could
+        not take it)."""
         names: list[str] = []
         self._late(lambda: names.append(self.journal.stage_named_file(folder, write)))
-        return names[0].rsplit("/", 1)[-1]
+        return names[0].rsplit("/", 1)[-1] if names else None
 
     def log_text(self, artifact_path: str, text: str) -> None:
         self.log_bytes(artifact_path, text.encode("utf-8"))
 
     def _write(self, write: Callable[..., None], *args: Any) -> None:
-        if self._closed:
+        if self._closed or self.broken:
             self._late(lambda: write(*args))
-        else:  # the common case, without a closure to build
+            return
+        try:  # the common case, without a closure to build
             write(*args)
+        except OSError as error:
+            self._give_up(error)
 
     def _late(self, write: Callable[[], Any]) -> None:
+        if self.broken:
+            return
         if not self._closed:
-            write()
+            try:
+                write()
+            except OSError as error:
+                self._give_up(error)
             return
         # A call that outlived its run (another thread was still inside it at end_run).
         # Its uploader is gone, so it is uploaded at once, on this thread (which imports
         # MLflow here if need be), one late call at a time. If the end did not reach
         # MLflow, the journal is still there and keeps it for a later PyPads().
         with self._late_lock:
-            recreated = self.journal.reopen(self._uploader.run_id)
-            write()
-            self.journal.close()
+            try:
+                recreated = self.journal.reopen(self._uploader.run_id)
+                write()
+                self.journal.close()
+            except OSError as error:
+                self._give_up(error)
+                return
             if recreated:
                 Uploader(self.journal.folder, open_run=self._open_run).finish(None)
+
+    def _give_up(self, error: OSError) -> None:
+        """The journal cannot be written (a full disk, a folder removed): stop writing,
+        say so once on stderr, and let the tracker stop tracking. What the journal holds
+        still goes to MLflow, and the run still ends."""
+        if self.broken:
+            return
+        self.broken = True
+        self.journal.release_reserve()  # room for the few bytes that end the run
+        say_on_stderr(f"pypads: cannot write to its journal in {self.journal.folder} ({error}); "
+                            "tracking stops here, what was written so far goes to MLflow")
+        if self._on_failure is not None:
+            self._on_failure()
 
     # --- getting it into MLflow -----------------------------------------------------
     def flush(self) -> bool:
@@ -240,12 +276,13 @@ class UploaderThread:
     died = False  # a thread of ours does not die on its own
 
     def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
-                 open_run: OpenRun | None, recover: bool) -> None:
+                 open_run: OpenRun | None, recover: bool, wait_timeout: float) -> None:
         self.uploader = Uploader(journal.folder, open_run=open_run, on_open=on_open)
         self.interval = interval
         self._recovery = Recovery() if recover else None
         self._status: str | None = None
         self._timeout = default_timeout(self.uploader.target.store)
+        self._wait_timeout = wait_timeout
         self._finished = False
         self.timed_out = False
         self._stopped = threading.Event()
@@ -260,7 +297,9 @@ class UploaderThread:
 
     @property
     def run_id(self) -> str | None:
-        self.uploader.opened.wait()
+        opened = self.uploader.opened
+        if not opened.is_set():
+            self.uploader.clock.wait(opened.is_set, self._wait_timeout)
         return self.uploader.run_id
 
     @property
@@ -306,10 +345,12 @@ class UploaderProcess:
     through its stdin; its answers (JSON lines on its stdout) are read on a thread here."""
 
     def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
-                 open_run: OpenRun | None, recover: bool, on_death: Callable[[], bool] | None = None) -> None:
+                 open_run: OpenRun | None, recover: bool, wait_timeout: float,
+                 on_death: Callable[[], bool] | None = None) -> None:
         self.journal = journal
         self.interval = interval
         self.recover = recover
+        self.wait_timeout = wait_timeout
         self.on_death = on_death  # True if another uploader took over
         self.clock = AnswerClock()  # set from the process' reports
         self._on_open = on_open
@@ -345,7 +386,7 @@ class UploaderProcess:
             warn_locally("start", f"pypads could not start its uploader process ({error}); it uploads on a thread")
             return False
         if "mlflow" not in sys.modules:
-            self._import_hold = hold_mlflow_import(self._opened.wait)
+            self._import_hold = hold_mlflow_import(self._wait_until_open)
         _PROCESSES.add(self)
         # The uploader's start-up (MLflow's import) is timed like an MLflow call of its
         # own, so that a start-up that hangs cannot hang the script's end either.
@@ -355,8 +396,14 @@ class UploaderProcess:
 
     @property
     def run_id(self) -> str | None:
-        self._opened.wait()
+        self._wait_until_open()
         return self._run_id
+
+    def _wait_until_open(self) -> None:
+        # Bounded: a store that does not answer costs wait_timeout after the uploader's
+        # start-up, and as much again for the call that opens the run (each timed apart).
+        if not self._opened.is_set():
+            self.clock.wait(self._opened.is_set, self.wait_timeout)
 
     @property
     def is_open(self) -> bool:
@@ -370,7 +417,8 @@ class UploaderProcess:
             self._flushes[number] = answer
         if not self._command(f"flush {number}"):
             return False
-        answer[0].wait()
+        if not self.clock.wait(answer[0].is_set, self.wait_timeout):
+            return False  # MLflow does not answer: the journal keeps it
         return bool(answer[1] and answer[1][0])
 
     def close(self, status: str | None, timeout: float) -> bool:

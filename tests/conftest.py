@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,21 @@ def only_run(uri: str) -> RunView:
     runs = [run for experiment in client.search_experiments() for run in client.search_runs([experiment.experiment_id])]
     assert len(runs) == 1, f"expected one run, found {len(runs)}"
     return RunView(uri, runs[0].info.run_id)
+
+
+def ended_run(uri: str, timeout: float = 60) -> RunView:
+    """:func:`only_run` once it has ended: a script that died of a signal leaves the end
+    of its run to its uploader, which finishes a moment later."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            run = only_run(uri)
+            if run.status != "RUNNING" or time.monotonic() > deadline:
+                return run
+        except AssertionError:  # not opened yet
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.2)
 
 
 def script_environment(tmp_path: Path) -> dict[str, str]:

@@ -11,29 +11,13 @@ of the original function. ``restore()`` swaps the original code back.
 
 from __future__ import annotations
 
-import builtins
 import inspect
-import itertools
 import types
 from collections.abc import Callable
 from typing import Any
 
 from pypads.calls import CallSite
-
-# The trampolines find the dispatcher as a builtin: they run with the patched
-# function's own globals, and builtins are the one namespace shared by every module.
-DISPATCH_NAME = "__pypads_dispatch__"
-
-_sites: dict[int, tuple[CallSite, types.FunctionType]] = {}
-_keys = itertools.count(1)
-
-
-def _dispatch(key: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    site, original = _sites[key]
-    if site.session.run is None:
-        return original(*args, **kwargs)
-    return site.invoke(original, args, kwargs)
-
+from pypads.patching.dispatch import DISPATCH_NAME, register, unregister
 
 def can_track(function: Any) -> bool:
     """Plain Python functions only: generators and coroutines would change kind."""
@@ -54,13 +38,16 @@ def _trampoline_code(function: types.FunctionType, key: int) -> types.CodeType:
         + (f"    {' = '.join(cells)} = None\n" if cells else "")
         + "    def trampoline(*args, **kwargs):\n"
         + (f"        if False:\n            ({', '.join(cells)},)\n" if cells else "")
-        + f"        return {DISPATCH_NAME}({key}, args, kwargs)\n"
+        + f"        return {DISPATCH_NAME}({key}, None, args, kwargs)\n"
         + "    return trampoline\n"
     )
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<pypads trampoline of {function.__qualname__}>", "exec"), namespace)
     code: types.CodeType = namespace["_outer"]().__code__
-    return code.replace(co_name=function.__code__.co_name, co_qualname=function.__code__.co_qualname)
+    names = {"co_name": function.__code__.co_name}
+    if hasattr(function.__code__, "co_qualname"):  # Python 3.11+
+        names["co_qualname"] = function.__code__.co_qualname
+    return code.replace(**names)
 
 
 def _copy(function: types.FunctionType) -> types.FunctionType:
@@ -85,11 +72,9 @@ class FunctionPatches:
     def track(self, function: types.FunctionType, make_site: Callable[[], CallSite]) -> None:
         if id(function) in self._patched or not can_track(function):
             return
-        key = next(_keys)
         original_code = function.__code__
         copy = _copy(function)
-        _sites[key] = (make_site(), copy)
-        setattr(builtins, DISPATCH_NAME, _dispatch)
+        key = register(make_site(), copy)
         # inspect.signature and inspect.getsource follow __wrapped__ to the real code.
         added_wrapped = "__wrapped__" not in function.__dict__
         if added_wrapped:
@@ -102,7 +87,5 @@ class FunctionPatches:
             function.__code__ = original_code
             if added_wrapped:
                 del function.__wrapped__  # type: ignore[attr-defined]
-            _sites.pop(key, None)
+        unregister([key for _function, _code, key, _added in self._patched.values()])
         self._patched.clear()
-        if not _sites and hasattr(builtins, DISPATCH_NAME):
-            delattr(builtins, DISPATCH_NAME)

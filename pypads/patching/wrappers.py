@@ -18,22 +18,28 @@ from collections.abc import Callable
 from typing import Any
 
 from pypads.calls import CallSite
+from pypads.patching.dispatch import register
 from pypads.patching.functions import can_track
 
 
 def wrap_function(original: Callable[..., Any], site: CallSite) -> Callable[..., Any]:
     """A plain function that calls ``original`` through ``site``.
 
-    Being a real function, it binds as a method exactly like the original does.
+    Being a real function, it binds as a method exactly like the original does. It holds
+    only ``original`` and a key (see :mod:`pypads.patching.dispatch`), so a class that
+    holds it still pickles by value, and loads where pypads is not running.
     """
-    session = site.session
+    if site.key is None:
+        site.key = register(site)
+    key = site.key
 
     @functools.wraps(original)
     def tracked(*args: Any, **kwargs: Any) -> Any:
-        # The inactive path stays one attribute test away from the original.
-        if session.run is None:
+        try:
+            dispatch = __pypads_dispatch__  # type: ignore[name-defined]  # noqa: F821 - a builtin while pypads runs
+        except NameError:  # unpickled where pypads is not running: only the original is left
             return original(*args, **kwargs)
-        return site.invoke(original, args, kwargs)
+        return dispatch(key, original, args, kwargs)
 
     return tracked
 
@@ -63,6 +69,11 @@ class TrackedDescriptor:
         if instance is None and can_track(bound):
             return wrap_function(bound, self.site)
         return bound
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # Pickled (a user's class copied by value), it is the original descriptor again:
+        # the copy must load where pypads is not installed.
+        return self.original.__reduce_ex__(protocol)
 
     def __getattr__(self, name: str) -> Any:
         # Reached only for attributes this proxy lacks; "original" itself is missing only
