@@ -246,7 +246,10 @@ class RunSink(Sink):
     def _write_object(self, array: np.ndarray, name: str | None) -> str:
         folder = f"{RUN_FOLDER}/objects"
         if name is None:
-            return self.run.writer.log_named_file(folder, lambda stream: f"{npy.save(array, stream)}.npy")
+            stored = self.run.writer.log_named_file(folder, lambda stream: f"{npy.save(array, stream)}.npy")
+            if stored is None:
+                raise OSError(f"the journal could not take {folder}")
+            return stored
         self.run.writer.log_file(f"{folder}/{name}", lambda stream: npy.save(array, stream))
         return name
 

@@ -7,7 +7,6 @@ import functools
 import os
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import Encoded, Encoder
 from pypads.calls import Call
 from pypads.context import RunContext, active_run
+from pypads.errors import warn
 from pypads.loggers.base import Logger
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -73,7 +73,7 @@ class Context:
     def warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            warnings.warn(message, RecordingWarning, stacklevel=4)
+            warn(message, RecordingWarning, stacklevel=4)
 
 
 CONTEXT = Context()
@@ -84,7 +84,7 @@ def _accumulators_done() -> None:
         try:
             handler.accumulator_done()
         except Exception as error:  # a user's handler must not spoil the exit
-            warnings.warn(f"{handler.__qualname__}.accumulator_done failed: {error!r}", RecordingWarning, stacklevel=1)
+            warn(f"{handler.__qualname__}.accumulator_done failed: {error!r}", RecordingWarning, stacklevel=1)
 
 
 def qualified_name(function: Callable[..., Any]) -> str:
