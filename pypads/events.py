@@ -9,15 +9,19 @@ from a set of hooks to the handlers that must run.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import jsonschema
 
 from pypads.calls import Handler
+from pypads.defaults import DEFAULT_CONFIG
 from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
+from pypads.loggers.serialize import WriteFormats
+from pypads.mapping import MappingFile
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -49,6 +53,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
 
 def merge_config(defaults: Mapping[str, Any], config: Mapping[str, Any] | None) -> dict[str, Any]:
     """The user's config over the defaults, key by key, after validation."""
+    _require_mapping("config", config, '{"events": {...}, "recursion_depth": ...}')
     merged = {**copy.deepcopy(dict(defaults)), **copy.deepcopy(dict(config or {}))}
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(CONFIG_SCHEMA).iter_errors(merged))
     if error is not None:
@@ -65,8 +70,71 @@ def merge_logging_fns(
 ) -> dict[str, tuple[Logger, ...]]:
     """The user's ``logging_fns`` over the defaults, event by event, each value checked
     to be a logger or a collection of loggers (a Logger subclass is instantiated)."""
+    _require_mapping("logging_fns", logging_fns, '{"output": Output(), "hardware": {Cpu(), Ram()}}')
     merged = {**defaults, **(logging_fns or {})}
     return {event: _loggers(event, value) for event, value in merged.items()}
+
+
+def _require_mapping(argument: str, value: Any, example: str) -> None:
+    # A string or a list here would otherwise fail deep inside dict() with a raw error.
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{argument}: expected a dict such as {example}, got {type(value).__name__} {_shown(value)}"
+        )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _whole_number(minimum: int) -> tuple[str, Callable[[Any], bool]]:
+    return f"a whole number >= {minimum}", lambda value: (
+        isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    )
+
+
+_FLAG: tuple[str, Callable[[Any], bool]] = ("True or False", lambda value: isinstance(value, bool))
+
+# What each option of pypads' own loggers must be, checked at PyPads() so that a wrong
+# kind (write_format="xml", max_bytes="big") fails there and not inside the first fit.
+OPTION_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "write_format": (
+        " or ".join(repr(member.name) for member in WriteFormats),
+        lambda value: isinstance(value, WriteFormats) or (isinstance(value, str) and value in WriteFormats.__members__),
+    ),
+    "max_bytes": _whole_number(0),
+    "max_variants": _whole_number(0),
+    "max_calls": _whole_number(0),
+    "pipeline_type": ("a string", lambda value: isinstance(value, str)),
+    "pipeline_args": _FLAG,
+    "log_models": _FLAG,
+    "log_datasets": _FLAG,
+    "silent": _FLAG,
+}
+
+
+def check_option_kinds(options: Mapping[str, Any], where: Callable[[str], str]) -> None:
+    """Raise a ConfigError for an option whose value is not of its kind (``OPTION_KINDS``);
+    ``where(option)`` says where the value was given."""
+    for option, value in options.items():
+        kind = OPTION_KINDS.get(option)
+        if kind is not None and not kind[1](value):
+            raise ConfigError(f"{where(option)}: {value!r} is not a valid {option} (expected {kind[0]})")
+
+
+def check_hooks(config: Mapping[str, Any], mappings: Iterable[MappingFile]) -> None:
+    """Raise a ConfigError for a hook in ``config["events"]`` that neither a loaded mapping
+    file nor pypads' own defaults define: a typo (``pypads_fitt``) would track nothing."""
+    known = {rule.hook for file in mappings for entry in file.entries for rule in entry.rules}
+    known |= {hook for spec in DEFAULT_CONFIG["events"].values() for hook in spec["on"]}
+    for event, spec in config["events"].items():
+        for index, hook in enumerate(spec["on"]):
+            if hook in known:
+                continue
+            close = difflib.get_close_matches(hook, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known hooks: {', '.join(sorted(known))})"
+            raise ConfigError(f"config: at $.events.{event}.on[{index}]: no mapping file defines the hook {hook!r}{hint}")
 
 
 def _loggers(event: str, value: Any) -> tuple[Logger, ...]:
@@ -97,7 +165,10 @@ class EventTable:
             for logger in loggers[event]:
                 if logger.name in config.get("disabled", ()):
                     continue
-                merged = {**logger.options, **logger.check_options(options, f"config: at $.events.{event}.with")}
+                given = logger.check_options(options, f"config: at $.events.{event}.with")
+                check_option_kinds(logger.options, lambda option: f"logging_fns[{event!r}]: {logger!r}")
+                check_option_kinds(given, lambda option: f"config: at $.events.{event}.with.{option}")
+                merged = {**logger.options, **given}
                 for hook in spec["on"]:
                     self._by_hook.setdefault(hook, []).append(Handler(event, logger, merged))
 

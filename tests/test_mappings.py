@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -96,7 +97,8 @@ def test_loader_picks_the_file_that_serves_the_installed_version(toylib, tmp_pat
     new = mapping_document(hooks={"pypads_fit": ["fit"]})
     new["metadata"]["library_versions"] = ">=1.0,<2"
     paths = [write_json(tmp_path / "old.json", old), write_json(tmp_path / "new.json", new)]
-    tracker = make_tracker(mapping_paths=paths, include_default_mappings=False)
+    with pytest.warns(UserWarning, match=re.escape("old.json: at $.metadata.library_versions: '<1.0' excludes it")):
+        tracker = make_tracker(mapping_paths=paths, include_default_mappings=False)
     assert [Path(file.source).name for file in tracker.mappings] == ["new.json"]
     from toylib.models import Model
 

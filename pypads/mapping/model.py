@@ -42,6 +42,8 @@ class MappingEntry:
     target: str
     rules: tuple[HookRule, ...]
     source: str
+    # Where the entry stands in its file ("$.algorithms[0]"), for error messages.
+    json_path: str = "$"
 
     def hooks_for(self, attribute: str, value: Any) -> frozenset[str]:
         return frozenset(rule.hook for rule in self.rules if rule.selects(attribute, value))

@@ -20,14 +20,16 @@ the mapped class inherits a Python ``__init_subclass__``.
 from __future__ import annotations
 
 import functools
-import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from pypads.calls import CallSite
+from pypads.mapping.files import describe_unmatched, is_shipped
 from pypads.mapping.model import HookRule, MappingEntry
+from pypads.mapping.targets import resolve_loaded, unmatched_patterns, why_missing
 from pypads.patching.functions import FunctionPatches, can_track
+from pypads.patching.importer import warn_safely
 from pypads.patching.wrappers import wrap_class_attribute, wrap_function
 
 _MISSING = object()
@@ -127,13 +129,32 @@ class Patcher:
         """Called by the import hook once ``module`` has executed."""
         name = module.__name__
         for target in [t for t in self._pending if t == name or t.startswith(name + ".")]:
-            self._try_resolve(target)
+            if not self._try_resolve(target, check=True):
+                self._drop_if_missing(target, module)
 
-    def _try_resolve(self, target: str) -> bool:
-        found = _resolve(target)
+    def _drop_if_missing(self, target: str, module: types.ModuleType) -> None:
+        """A target that certainly does not exist in a module just imported: one warning
+        (an import must never fail because of pypads), and it is no longer waited for."""
+        reason = why_missing(target, executed=module)
+        if reason is None:
+            return
+        for entry in self._pending.pop(target):
+            library = target.split(".")[0]
+            warn_safely(f"{entry.source}: at {entry.json_path}.implementation.{library}: "
+                  f"{target!r} does not exist: {reason}; it is not tracked")
+
+    def _try_resolve(self, target: str, check: bool = False) -> bool:
+        found = resolve_loaded(target)
         if found is None:
             return False
         entries = self._pending.pop(target)
+        if check and isinstance(found, types.ModuleType):
+            # Checked at PyPads() when already imported; here, a module entry's patterns
+            # that select nothing are a warning, as the import must go on.
+            for entry in [entry for entry in entries if not is_shipped(entry.source)]:
+                for rule, pattern in unmatched_patterns(entry, found):
+                    warn_safely(f"{entry.source}: at {entry.json_path}.hooks.{rule.hook}: "
+                          f"{describe_unmatched(entry, rule, pattern, found)}")
         if isinstance(found, type):
             for entry in entries:
                 self._class_entries.setdefault(found, []).append(entry)
@@ -308,29 +329,3 @@ class Patcher:
         self._patched_classes.clear()
         self._unpatched.clear()
 
-
-def _resolve(target: str) -> Any:
-    """The object a dotted path names, if the module holding it is already imported.
-
-    Only module namespaces are read (no ``getattr`` on modules), so resolving never
-    triggers a lazy import from inside an import hook.
-    """
-    parts = target.split(".")
-    for length in range(len(parts), 0, -1):
-        module = sys.modules.get(".".join(parts[:length]))
-        if module is None:
-            continue
-        found: Any = module
-        for part in parts[length:]:
-            namespace = vars(found) if isinstance(found, (types.ModuleType, type)) else {}
-            found = namespace.get(part)
-            if found is None or _stale_module(found):
-                return None
-        return found
-    return None
-
-
-def _stale_module(value: Any) -> bool:
-    """A submodule still referenced by its package but dropped from ``sys.modules``
-    (``clear_imports``): its next import makes a new one, which is the one to patch."""
-    return isinstance(value, types.ModuleType) and sys.modules.get(value.__name__) is not value
