@@ -9,11 +9,9 @@ import importlib
 import json
 import multiprocessing
 import os
-import secrets
 import sys
 import threading
 import traceback
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType, TracebackType
@@ -24,7 +22,7 @@ from loguru import logger
 from pypads.calls import CallSite, Session
 from pypads.context import RunContext, active_run, set_active_run
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.errors import ConfigError
+from pypads.errors import ConfigError, warn
 from pypads.events import EventTable, merge_config, merge_logging_fns
 from pypads.journal import Journal, left_behind
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
@@ -32,6 +30,7 @@ from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.dispatch import unregister
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher
+from pypads.privacy import load_salt, redact_text
 from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
@@ -94,7 +93,7 @@ class PyPads:
 
         global _active
         if _active is not None:
-            warnings.warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
+            warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
             _active.deactivate()
 
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
@@ -161,7 +160,7 @@ class PyPads:
         try:
             journal = Journal.create(target)
         except OSError as error:  # tracking must never stop the user's script
-            warnings.warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
+            warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
                           stacklevel=3)
             return
         if mlflow is not None and self._owns_run:
@@ -230,7 +229,7 @@ class PyPads:
                 handler.logger.start(run, handler.options)
             except Exception as error:
                 run.logger_failed(handler.logger.name, "run start", error)
-        settings = RunSettings.from_config(self.config, _salt())
+        settings = RunSettings.from_config(self.config, load_salt(pypads_home()))
         wanted = [function for function in self.init_run_fns if _function_name(function) not in self.config["disabled"]]
         in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
         for function in wanted:
@@ -284,7 +283,7 @@ class PyPads:
             # Classes are patched in place, so nothing needs re-importing; re-importing a
             # whole library behind the user's back would orphan the objects they hold
             # (isinstance checks against BaseEstimator would fail). Only named modules are.
-            warnings.warn("clear_imports/reload_modules act on affected_modules only; none given, "
+            warn("clear_imports/reload_modules act on affected_modules only; none given, "
                           "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
                           stacklevel=4)
             return
@@ -299,7 +298,7 @@ class PyPads:
                     try:
                         importlib.reload(module)
                     except Exception as error:
-                        warnings.warn(f"pypads could not reload {name}: {error}", stacklevel=4)
+                        warn(f"pypads could not reload {name}: {error}", stacklevel=4)
         elif warn and loaded:
             logger.info(
                 "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
@@ -385,18 +384,6 @@ def _check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], logge
             raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
 
 
-def _salt() -> str:
-    """A random salt kept in PYPADS_HOME, so pseudonyms are stable on this machine
-    and cannot be reversed by hashing guesses elsewhere."""
-    path = pypads_home() / "salt"
-    try:
-        return path.read_text()
-    except OSError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_hex(16))
-        return path.read_text()
-
-
 def _function_name(function: RunLogger | RunFunction) -> str:
     return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
 
@@ -408,7 +395,7 @@ def _open_fluent_run(journal: Journal, target: RunTarget) -> str | None:
     try:
         _client, run_id = connection().open_fluent_run(target)
     except Exception as error:
-        warnings.warn(f"pypads could not open an MLflow run at {target.store.tracking_uri} here ({error}); "
+        warn(f"pypads could not open an MLflow run at {target.store.display_uri} here ({redact_text(str(error))}); "
                       "its uploader tries again", stacklevel=4)
         return None
     journal.set_run_id(run_id)
@@ -438,7 +425,7 @@ def _store_for(uri: str | None, joined: str | None) -> Store:
     current = importlib.import_module("mlflow").get_tracking_uri()
     if uri is not None and resolve_store(uri).tracking_uri != resolve_store(current).tracking_uri:
         raise ConfigError(
-            f"uri: an MLflow run is active in {current}; pypads joins it there and cannot track into {uri}"
+            f"uri: an MLflow run is active in {redact_text(current)}; pypads joins it there and cannot track into {redact_text(uri)}"
         )
     return resolve_store(current)
 

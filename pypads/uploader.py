@@ -26,13 +26,14 @@ import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
+from pypads.errors import warn
 from pypads.journal import Journal, left_behind
+from pypads.privacy import redact_text
 from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
 
 # Seconds one MLflow call may go unanswered before the end of a run gives up on it (the
@@ -106,7 +107,8 @@ class AnswerClock:
 
 
 def warn_locally(key: str, message: str) -> None:
-    warnings.warn(message, WriterWarning, stacklevel=3)
+    # MLflow's errors quote the URI they failed on, credentials and all.
+    warn(redact_text(message), WriterWarning, stacklevel=3)
 
 
 class Uploader:
@@ -171,7 +173,7 @@ class Uploader:
                     self._on_open(run_id)
             except Exception as error:  # the store is unreachable: the journal keeps it all
                 self.failed = True
-                self._warn_once("open", f"pypads could not open an MLflow run at {self.target.store.tracking_uri} "
+                self._warn_once("open", f"pypads could not open an MLflow run at {self.target.store.display_uri} "
                                 f"({error}); tracking goes on into {self.journal.folder}, which the next PyPads() uploads")
             finally:
                 self.opened.set()

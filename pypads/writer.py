@@ -265,7 +265,7 @@ class Writer:
         if closed:
             return True
         if uploader.timed_out:
-            warn_locally("close", f"MLflow at {self.target.store.tracking_uri} did not answer for {timeout:g} s: "
+            warn_locally("close", f"MLflow at {self.target.store.display_uri} did not answer for {timeout:g} s: "
                          f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
         return False
 
