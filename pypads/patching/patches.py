@@ -141,7 +141,7 @@ class Patcher:
         for entry in self._pending.pop(target):
             library = target.split(".")[0]
             warn_safely(f"{entry.source}: at {entry.json_path}.implementation.{library}: "
-                  f"{target!r} does not exist: {reason}; it is not tracked")
+                        f"{target!r} does not exist: {reason}; it is not tracked")
 
     def _try_resolve(self, target: str, check: bool = False) -> bool:
         found = resolve_loaded(target)
@@ -154,7 +154,7 @@ class Patcher:
             for entry in [entry for entry in entries if not is_shipped(entry.source)]:
                 for rule, pattern in unmatched_patterns(entry, found):
                     warn_safely(f"{entry.source}: at {entry.json_path}.hooks.{rule.hook}: "
-                          f"{describe_unmatched(entry, rule, pattern, found)}")
+                                f"{describe_unmatched(entry, rule, pattern, found)}")
         if isinstance(found, type):
             for entry in entries:
                 self._class_entries.setdefault(found, []).append(entry)
