@@ -8,9 +8,10 @@ reach the caller unchanged; exceptions of loggers never do (see ``RunContext``).
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,7 +83,24 @@ class Session:
 _current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("pypads_call", default=None)
 # Set while pypads' own code runs (the loggers, the call's bookkeeping), so that tracked
 # code it calls, or that a signal handler interrupting it calls, is not tracked again.
-_in_logger: contextvars.ContextVar[bool] = contextvars.ContextVar("pypads_in_logger", default=False)
+_in_pypads: contextvars.ContextVar[bool] = contextvars.ContextVar("pypads_busy", default=False)
+
+
+def inside_pypads() -> bool:
+    """Whether pypads' own code is running in this thread or task (or was interrupted
+    there by a signal handler): code called now must run untracked."""
+    return _in_pypads.get()
+
+
+@contextlib.contextmanager
+def pypads_at_work() -> Iterator[None]:
+    """Mark pypads' own work, so that whatever it calls, or a signal handler that
+    interrupts it calls, runs untracked instead of waiting for a lock held right here."""
+    token = _in_pypads.set(True)
+    try:
+        yield
+    finally:
+        _in_pypads.reset(token)
 
 
 def current_call() -> Call | None:
@@ -114,16 +132,16 @@ class CallSite:
 
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         run = self.session.run
-        if run is None or not self.handlers or _in_logger.get():
+        if run is None or not self.handlers or _in_pypads.get():
             return original(*args, **kwargs)
         # Marked as pypads' own work, like the loggers' phases: a signal handler that
         # interrupts it here and calls tracked code runs that code untracked, instead of
         # waiting for a lock this very thread holds.
-        busy = _in_logger.set(True)
+        busy = _in_pypads.set(True)
         try:
             call = self._begin(run, original, args, kwargs)
         finally:
-            _in_logger.reset(busy)
+            _in_pypads.reset(busy)
         token = _current_call.set(call)
         try:
             if not call.tracked:
@@ -181,7 +199,7 @@ class CallSite:
         return None, None
 
     def _run_phase(self, phase: str, call: Call, before: tuple[Any, ...]) -> tuple[Any, ...]:
-        token = _in_logger.set(True)
+        token = _in_pypads.set(True)
         try:
             results = []
             for index, handler in enumerate(self.handlers):
@@ -195,7 +213,7 @@ class CallSite:
                     call.run.logger_failed(handler.logger.name, f"{phase} of {call.name}", error)
             return tuple(results)
         finally:
-            _in_logger.reset(token)
+            _in_pypads.reset(token)
 
 
 def _encloses_same(parent: Call | None, original: Callable[..., Any], instance: Any) -> bool:

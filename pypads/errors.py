@@ -28,6 +28,11 @@ class LoggerFailure(PyPadsError):
     """Raised instead of a warning when a logger fails in strict mode (``PYPADS_STRICT=1``)."""
 
 
+class MappingWarning(UserWarning):
+    """A mapping file names something that is not there, or serves another version of
+    its library: that part of it tracks nothing."""
+
+
 class LoggerWarning(UserWarning):
     """A logger failed; the tracked call went on unharmed. Issued once per logger and run."""
 
@@ -52,6 +57,6 @@ def say_on_stderr(message: str) -> None:
 
     For what must be said whatever the user's warning filters are."""
     try:
-        print(message, file=sys.__stderr__ or sys.stderr, flush=True)
+        print(message, file=sys.stderr or sys.__stderr__, flush=True)
     except Exception:  # noqa: S110 - nowhere left to report to
         pass

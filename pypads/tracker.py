@@ -23,7 +23,7 @@ from pypads.calls import CallSite, Session
 from pypads.context import RunContext, active_run, set_active_run
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.errors import ConfigError, warn
-from pypads.events import EventTable, merge_config, merge_logging_fns
+from pypads.events import EventTable, check_hooks, merge_config, merge_logging_fns
 from pypads.journal import Journal, left_behind
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.mapping import MappingFile, load_mappings
@@ -88,6 +88,7 @@ class PyPads:
         self.config = merge_config(DEFAULT_CONFIG, config)
         self.events = EventTable(self.config, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
         self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
+        check_hooks(self.config, self.mappings)
         self.init_run_fns = _check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
         _check_disabled(self.config["disabled"], self.init_run_fns, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
 
@@ -275,7 +276,7 @@ class PyPads:
         return site
 
     def _prepare_imports(
-        self, clear: bool, reload: bool, warn: bool, affected: Iterable[str] | None
+        self, clear: bool, reload: bool, report: bool, affected: Iterable[str] | None
     ) -> None:
         libraries = self._patcher.libraries()
         loaded = sorted(name for name in sys.modules if name.split(".")[0] in libraries)
@@ -299,7 +300,7 @@ class PyPads:
                         importlib.reload(module)
                     except Exception as error:
                         warn(f"pypads could not reload {name}: {error}", stacklevel=4)
-        elif warn and loaded:
+        elif report and loaded:
             logger.info(
                 "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
                 len(loaded), ", ".join(sorted(libraries)),

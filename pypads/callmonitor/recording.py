@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from pypads.callmonitor.database import FolderSink, RunSink, Sink
 from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import Encoded, Encoder
-from pypads.calls import Call
+from pypads.calls import Call, inside_pypads, pypads_at_work
 from pypads.context import RunContext, active_run
 from pypads.errors import warn
 from pypads.loggers.base import Logger
@@ -118,15 +118,20 @@ def intercept(function: F) -> F:
 
     @functools.wraps(function)
     def recorded(*args: Any, **kwargs: Any) -> Any:
-        sink = CONTEXT.sink()
-        encoded = begin(sink, name, args, kwargs)
+        if inside_pypads():  # called by pypads, or by a signal handler that interrupted it
+            return function(*args, **kwargs)
+        with pypads_at_work():
+            sink = CONTEXT.sink()
+            encoded = begin(sink, name, args, kwargs)
         started = time.perf_counter()
         try:
             result = function(*args, **kwargs)
         except BaseException as error:
-            finish(sink, name, function, encoded, None, error, time.perf_counter() - started)
+            with pypads_at_work():
+                finish(sink, name, function, encoded, None, error, time.perf_counter() - started)
             raise
-        finish(sink, name, function, encoded, result, None, time.perf_counter() - started)
+        with pypads_at_work():
+            finish(sink, name, function, encoded, result, None, time.perf_counter() - started)
         return result
 
     return recorded  # type: ignore[return-value]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import warnings
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import metadata, resources
@@ -21,7 +20,7 @@ import jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from pypads.errors import ConfigError, MappingError
+from pypads.errors import ConfigError, MappingError, MappingWarning, warn
 from pypads.mapping.model import HookRule, MappingEntry, MappingFile
 from pypads.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
 
@@ -222,7 +221,7 @@ def choose_mappings(
 
 def _warn_unserved(file: MappingFile, what: str) -> None:
     version = installed_version(file.distribution)
-    warnings.warn(f"pypads: {file.distribution} {version} is installed, but {what}", UserWarning, stacklevel=4)
+    warn(f"pypads: {file.distribution} {version} is installed, but {what}", MappingWarning, stacklevel=4)
 
 
 def load_mappings(
@@ -274,8 +273,8 @@ def check_loaded_entries(files: Iterable[MappingFile]) -> None:
             for rule, pattern in unmatched_patterns(entry, found):
                 problem = describe_unmatched(entry, rule, pattern, found)
                 if isinstance(found, type):
-                    warnings.warn(f"pypads: {file.source}: at {entry.json_path}.hooks.{rule.hook}: {problem}",
-                                  UserWarning, stacklevel=4)
+                    warn(f"pypads: {file.source}: at {entry.json_path}.hooks.{rule.hook}: {problem}",
+                         MappingWarning, stacklevel=4)
                 else:
                     raise MappingError(file.source, f"{entry.json_path}.hooks.{rule.hook}", problem)
 

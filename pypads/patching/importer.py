@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
-import warnings
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
+
+from pypads.errors import MappingWarning, warn
 
 
 class PatchingLoader(importlib.abc.Loader):
@@ -34,7 +35,7 @@ class PatchingLoader(importlib.abc.Loader):
         try:
             self.on_loaded(module)
         except Exception as error:  # the user's import must succeed whatever pypads does
-            warn_safely(f"{module.__name__} was imported but could not be patched ({error!r}); it is not tracked")
+            warn(f"pypads: {module.__name__} was imported but could not be patched ({error!r}); it is not tracked", MappingWarning)
 
     def __getattr__(self, name: str) -> Any:
         if name == "loader":
@@ -76,12 +77,3 @@ class PatchingFinder(importlib.abc.MetaPathFinder):
     def uninstall(self) -> None:
         while self in sys.meta_path:
             sys.meta_path.remove(self)
-
-
-def warn_safely(message: str) -> None:
-    """Warn from inside an import: where warnings are errors (``-W error``, pytest's
-    ``filterwarnings = error``) the message goes to stderr rather than failing the import."""
-    try:
-        warnings.warn(f"pypads: {message}", UserWarning, stacklevel=2)
-    except Warning:
-        print(f"pypads: warning: {message}", file=sys.stderr)

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pypads.calls import CallSite
+from pypads.errors import MappingWarning, warn
 from pypads.mapping.files import describe_unmatched, is_shipped
 from pypads.mapping.model import HookRule, MappingEntry
 from pypads.mapping.targets import resolve_loaded, unmatched_patterns, why_missing
 from pypads.patching.functions import FunctionPatches, can_track
-from pypads.patching.importer import warn_safely
 from pypads.patching.wrappers import wrap_class_attribute, wrap_function
 
 _MISSING = object()
@@ -140,8 +140,8 @@ class Patcher:
             return
         for entry in self._pending.pop(target):
             library = target.split(".")[0]
-            warn_safely(f"{entry.source}: at {entry.json_path}.implementation.{library}: "
-                        f"{target!r} does not exist: {reason}; it is not tracked")
+            warn(f"pypads: {entry.source}: at {entry.json_path}.implementation.{library}: "
+                 f"{target!r} does not exist: {reason}; it is not tracked", MappingWarning)
 
     def _try_resolve(self, target: str, check: bool = False) -> bool:
         found = resolve_loaded(target)
@@ -153,8 +153,8 @@ class Patcher:
             # that select nothing are a warning, as the import must go on.
             for entry in [entry for entry in entries if not is_shipped(entry.source)]:
                 for rule, pattern in unmatched_patterns(entry, found):
-                    warn_safely(f"{entry.source}: at {entry.json_path}.hooks.{rule.hook}: "
-                                f"{describe_unmatched(entry, rule, pattern, found)}")
+                    warn(f"pypads: {entry.source}: at {entry.json_path}.hooks.{rule.hook}: "
+                         f"{describe_unmatched(entry, rule, pattern, found)}", MappingWarning)
         if isinstance(found, type):
             for entry in entries:
                 self._class_entries.setdefault(found, []).append(entry)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import threading
 from importlib import metadata
 from typing import Any, TextIO
 
@@ -26,7 +25,12 @@ class IPackages(RunLogger):
 
 
 class _Tee:
-    """A stream that writes through to the original and keeps a capped copy."""
+    """A stream that writes through to the original and keeps a capped copy.
+
+    No lock: a signal handler that prints would run in the middle of a ``write`` it
+    interrupted and wait for that lock forever. Appending to a list is atomic under the
+    GIL; two threads writing at once can overshoot the cap by one write each, no more.
+    """
 
     def __init__(self, original: TextIO, limit: int) -> None:
         self.original = original
@@ -34,18 +38,18 @@ class _Tee:
         self.parts: list[str] = []
         self.size = 0
         self.cut = False
-        self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
         written = self.original.write(text)
-        with self._lock:
-            if self.size < self.limit:
-                kept = text[: self.limit - self.size]
-                self.parts.append(kept)
-                self.size += len(kept)
-                self.cut = self.cut or len(kept) < len(text)
-            else:
+        room = self.limit - self.size
+        if room > 0:
+            kept = text[:room]
+            self.parts.append(kept)
+            self.size += len(kept)
+            if len(kept) < len(text):
                 self.cut = True
+        else:
+            self.cut = True
         return written
 
     def flush(self) -> None:
@@ -55,8 +59,7 @@ class _Tee:
         return getattr(self.original, name)
 
     def text(self) -> str:
-        with self._lock:
-            return "".join(self.parts) + ("\n[pypads: console output cut at the size cap]\n" if self.cut else "")
+        return "".join(list(self.parts)) + ("\n[pypads: console output cut at the size cap]\n" if self.cut else "")
 
 
 class IConsole(RunLogger):
