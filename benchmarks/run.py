@@ -323,6 +323,61 @@ def memory(store: str, quick: bool) -> None:
         f"call: {released}")
 
 
+# Each builds X and y (about `size` MB of X) from a seeded generator, the same tracked and untracked.
+LARGE_INPUTS = {
+    "C array": ("rng.rand({size} * 2**20 // 8 // 50, 50)", "Ridge(solver='cholesky')"),
+    "Fortran array": ("rng.rand(50, {size} * 2**20 // 8 // 50).T", "Ridge(solver='cholesky')"),
+    "mixed DataFrame": (
+        "pd.DataFrame({{**{{f'x{{i}}': rng.rand({size} * 2**20 // 100) for i in range(10)}}, "
+        "'name': pd.Series([f'customer-{{i % 5000:05d}}' for i in range({size} * 2**20 // 100)])}})",
+        "make_pipeline(make_column_transformer((OneHotEncoder(handle_unknown='ignore'), ['name']), "
+        "remainder='passthrough'), Ridge(solver='sparse_cg'))"),
+    "sparse matrix": ("sparse.csr_matrix((rng.rand(n := {size} * 2**20 // 12), rng.randint(0, 10_000, n)"
+                      ".astype(np.int32), np.arange(0, n + 1, 64)), shape=(n // 64, 10_000))",
+                      "Ridge(solver='sparse_cg', max_iter=20)"),
+    # A list of 500 MB takes a minute to build and 2 GB to convert: 200 MB shows the same.
+    "nested list": ("rng.rand({size} * 2**20 // 32 // 50, 50).tolist()", "Ridge(solver='cholesky')"),
+}
+
+
+def large_inputs(store: str, quick: bool) -> None:
+    """Peak memory and fit time of one fit on a large input of each kind, tracked (Input
+    digests it) against untracked, each in a fresh interpreter."""
+    template = textwrap.dedent("""
+        import time
+        {before}
+        import numpy as np
+        import pandas as pd
+        from scipy import sparse
+        from sklearn.compose import make_column_transformer
+        from sklearn.linear_model import Ridge
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import OneHotEncoder
+        rng = np.random.RandomState(0)
+        X = {build}
+        y = rng.rand(X.shape[0] if hasattr(X, "shape") else len(X))
+        started = time.perf_counter()
+        {model}.fit(X, y)
+        elapsed = time.perf_counter() - started
+        # The peak through the fit: the run's end draws the pipeline (matplotlib) whatever the data.
+        print(int(next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]) / 1024, elapsed)
+        {after}
+    """)
+    for kind, (build, model) in LARGE_INPUTS.items():
+        size = (10 if quick else 200) if kind == "nested list" else (20 if quick else 500)
+        results = {}
+        for mode in ("untracked", "tracked"):
+            before = f"from pypads import PyPads\ntracker = PyPads(uri={store!r}, name='bench-inputs')" if mode == "tracked" else ""
+            code = template.format(before=before, after="tracker.end_run()" if mode == "tracked" else "",
+                                   build=build.format(size=size), model=model)
+            peak, elapsed = map(float, script_output(code)[0].split())
+            results[mode] = (peak, elapsed)
+        (peak, elapsed), (anchor_peak, anchor_elapsed) = results["tracked"], results["untracked"]
+        row(f"fit on a {size} MB {kind}", f"peak {peak:.0f} MB, fit {elapsed:.2f} s",
+            f"untracked {anchor_peak:.0f} MB, {anchor_elapsed:.2f} s",
+            f"{peak - anchor_peak:+.0f} MB (budget 50 MB); {elapsed / anchor_elapsed:.2f}x fit time (budget 1.10x)")
+
+
 def exit_wait(store: str, quick: bool) -> None:
     metrics = 200 if quick else 2000
     script = textwrap.dedent(f"""
@@ -379,6 +434,7 @@ def main() -> None:
         start_up(store, options.quick)
         call_recording(options.quick)
         memory(store, options.quick)
+        large_inputs(store, options.quick)
         exit_wait(store, options.quick)
     print("\n| row | pypads | anchor | ratio |\n|---|---|---|---|")
     for name, measured, anchor, ratio in ROWS:
