@@ -51,7 +51,9 @@ class Input(_ValueLogger):
     """Writes each argument of the call to ``calls/<order>_<name>/input/<argument>.<ext>``.
 
     Options: ``write_format`` (``"text"`` or ``"pickle"``) and ``max_bytes``: a value
-    larger than that is written as a JSON summary (type, shape, dtype, SHA-256).
+    larger than that is written as a JSON summary (type, shape, dtype, size and the BLAKE3
+    digest of its content, see :func:`pypads.loggers.serialize.content_digest`). The size
+    is estimated before any text or pickle is built, and the digest never copies the value.
     """
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
