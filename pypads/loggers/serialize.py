@@ -69,7 +69,7 @@ def approximate_size(value: Any, limit: int | None = None) -> int:
     With a ``limit`` the walk stops as soon as the estimate passes it (and returns a number
     above it), so a huge nested list costs no more than a small one."""
     total = 0
-    for size in _sizes(value):
+    for size in _sizes(value, limit):
         total += size
         if limit is not None and total > limit:
             break
@@ -159,7 +159,7 @@ def serialize(
 
 # Sizes: a walk that yields the bytes of each part of a value as it meets it.
 
-def _sizes(value: Any) -> Iterator[int]:
+def _sizes(value: Any, limit: int | None) -> Iterator[int]:
     """The sizes of ``value``'s parts, depth first; containers are walked without
     recursion, and a container met again inside itself is counted once."""
     stack: list[tuple[Iterator[Any], int | None]] = [(iter((value,)), None)]
@@ -174,14 +174,14 @@ def _sizes(value: Any) -> Iterator[int]:
         if isinstance(child, _Run):
             yield _run_size(child, stack)
             continue
-        own, parts = _own_size(child)
+        own, parts = _own_size(child, limit)
         yield own
         if parts is not None and id(child) not in inside:
             inside.add(id(child))
             stack.append((parts, id(child)))
 
 
-def _own_size(value: Any) -> tuple[int, Iterator[Any] | None]:
+def _own_size(value: Any, limit: int | None) -> tuple[int, Iterator[Any] | None]:
     """The bytes of ``value`` itself, and its parts when they are walked on their own."""
     kind = type(value)
     if kind in _SCALARS:
@@ -193,7 +193,7 @@ def _own_size(value: Any) -> tuple[int, Iterator[Any] | None]:
         return sys.getsizeof(value), _runs(chain.from_iterable(value.items()), SIZE_SLICE)
     if isinstance(value, np.ndarray):
         return value.nbytes, (_runs(value.flat, SIZE_SLICE) if _holds_objects(value) else None)
-    pandas_size = _pandas_size(value)
+    pandas_size = _pandas_size(value, limit)
     if pandas_size is not None:
         return pandas_size, None
     sparse = _sparse_parts(value)
@@ -235,14 +235,17 @@ def _run_size(run: _Run, stack: list[tuple[Iterator[Any], int | None]]) -> int:
     return 0
 
 
-def _pandas_size(value: Any) -> int | None:
+def _pandas_size(value: Any, limit: int | None = None) -> int | None:
     pandas = sys.modules.get("pandas")  # not imported: the value cannot be a pandas object
     if pandas is None or not isinstance(value, (pandas.DataFrame, pandas.Series, pandas.Index)):
         return None
+    shallow = int(np.sum(value.memory_usage()))
+    if limit is not None and shallow > limit:  # deep sizing walks every string: not needed
+        return shallow
     try:  # deep: an object column's strings, not only its pointers
         return int(np.sum(value.memory_usage(deep=True)))
     except Exception:  # a pandas object this version cannot size deeply
-        return int(np.sum(value.memory_usage()))
+        return shallow
 
 
 # Digests: a tagged encoding of a value, hashed as it is produced.
@@ -294,8 +297,13 @@ class _Encoder:
         for piece in pieces:  # typed arrays as their bytes: blake3 takes only byte buffers
             self.hash.update(memoryview(piece).cast("B"))
 
+    @property
+    def _counting(self) -> bool:
+        """Whether sizes are counted here: not inside a pandas object, sized as a whole."""
+        return self._sized_at is None
+
     def _count(self, size: int) -> None:
-        if self._sized_at is None:
+        if self._counting:
             self.size += size
 
     def _walk(self, container: Any, parts: Iterable[Any]) -> None:
@@ -331,7 +339,8 @@ class _Encoder:
         one by one."""
         kinds = set(map(type, run))
         if kinds <= _SCALARS:
-            self._count(sum(map(sys.getsizeof, run)))
+            if self._counting:
+                self.size += sum(map(sys.getsizeof, run))
             self._scalars(run, kinds)
             return
         if len(kinds) == 1 and (kind := next(iter(kinds))) in (list, tuple):
@@ -362,7 +371,8 @@ class _Encoder:
         """Rows of numbers of one length as one 2-d array (as numpy reads them: 1 and
         1.0 in a row of floats hash alike); rows of scalars as their lengths and values;
         any others one by one."""
-        self._count(sum(map(sys.getsizeof, rows)))
+        if self._counting:
+            self.size += sum(map(sys.getsizeof, rows))
         tag = b"R" if type(rows[0]) is list else b"T"
         # The first row's kinds keep numpy from building a deeper array of nested rows.
         if len(set(map(len, rows))) == 1 and rows[0] and set(map(type, rows[0])) <= _SCALARS:
@@ -378,7 +388,8 @@ class _Encoder:
         kinds = set(map(type, chain.from_iterable(rows)))
         if kinds <= _SCALARS:
             values = list(chain.from_iterable(rows))
-            self._count(sum(map(sys.getsizeof, values)))
+            if self._counting:
+                self.size += sum(map(sys.getsizeof, values))
             self._put(tag, _LENGTH.pack(len(rows)), array("q", map(len, rows)))
             self._scalars(values, kinds)
             return
@@ -471,9 +482,43 @@ def _column_values(column: Any) -> Iterator[Any]:
     if isinstance(column.dtype, np.dtype):
         yield column.to_numpy(copy=False)
         return
+    strings = _arrow_strings(column)
+    if strings is not None:
+        yield from strings
+        return
     positions = column.iloc if isinstance(column, pandas.Series) else column
     for start in range(0, len(column), SLICE):
         yield positions[start:start + SLICE].to_numpy()
+
+
+def _arrow_strings(column: Any) -> Iterator[np.ndarray] | None:
+    """A column of strings pyarrow holds without missing values: per chunk, the
+    strings' lengths (in slices) and their UTF-8 bytes as pyarrow keeps them (no copy).
+    None for any other column."""
+    pyarrow = sys.modules.get("pyarrow")
+    to_arrow = getattr(getattr(column, "array", None), "__arrow_array__", None)
+    if pyarrow is None or to_arrow is None:
+        return None
+    try:
+        chunks = to_arrow().chunks
+    except Exception:  # an extension array that cannot hand its memory to pyarrow
+        return None
+    large = pyarrow.types.is_large_string
+    if any(chunk.null_count or not (pyarrow.types.is_string(chunk.type) or large(chunk.type)) for chunk in chunks):
+        return None
+    return _arrow_parts(chunks, large)
+
+
+def _arrow_parts(chunks: list[Any], large: Callable[[Any], bool]) -> Iterator[np.ndarray]:
+    for chunk in chunks:
+        _, offsets, data = chunk.buffers()
+        width = np.int64 if large(chunk.type) else np.int32
+        bounds = np.frombuffer(offsets, dtype=width)[chunk.offset:chunk.offset + len(chunk) + 1]
+        # Lengths, not offsets: a slice of a longer array has the same lengths, other offsets.
+        for start in range(0, len(chunk), SLICE):
+            yield np.diff(bounds[start:start + SLICE + 1]).astype(np.int64)
+        if len(bounds):
+            yield np.frombuffer(data, dtype=np.uint8)[int(bounds[0]):int(bounds[-1])]
 
 
 def _sparse_parts(value: Any) -> list[tuple[str, np.ndarray]] | None:
