@@ -18,6 +18,7 @@ answers with JSON lines on the stdout it was given (see :mod:`pypads.writer`).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -143,6 +144,7 @@ class Uploader:
         self.client: Any = None
         self.run_id: str | None = None
         self.failed = False
+        self.failure: Exception | None = None  # what made the upload stop
         self.opened = threading.Event()
         self._warn_once = _Once(warn)
         self._open_run = open_run
@@ -152,6 +154,7 @@ class Uploader:
         self._draining: int | None = None  # the thread that holds _drain_lock
         self._since = self.journal.committed()
         self._first_drain = True
+        self._saved_models: set[str] = set()  # keys of the models saved by this uploader
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
@@ -166,18 +169,26 @@ class Uploader:
                 return self.run_id is not None
             try:
                 self.client, run_id = self.clock.call(open_run, self.target)
-                if run_id != self.target.join_run_id:
-                    self.journal.set_run_id(run_id)
+                self._note_run_id(run_id)
                 self.run_id = run_id
                 if self._on_open is not None:
                     self._on_open(run_id)
             except Exception as error:  # the store is unreachable: the journal keeps it all
-                self.failed = True
+                self.failed, self.failure = True, error
                 self._warn_once("open", f"pypads could not open an MLflow run at {self.target.store.display_uri} "
                                 f"({error}); tracking goes on into {self.journal.folder}, which the next PyPads() uploads")
             finally:
                 self.opened.set()
             return self.run_id is not None
+
+    def _note_run_id(self, run_id: str) -> None:
+        """Write the run's id into the journal, for a recovery should this process die."""
+        if run_id == self.target.join_run_id:
+            return
+        try:
+            self.journal.set_run_id(run_id)
+        except OSError as error:  # a full disk: the run is open all the same, and this process ends it
+            self._warn_once("run id", f"could not note run {run_id} in {self.journal.folder}: {error}")
 
     def drain(self) -> bool:
         """Send what the journal holds now; True when all of it is in MLflow.
@@ -203,8 +214,13 @@ class Uploader:
     def finish(self, status: str | None, only_if_running: bool = False) -> bool:
         """Send the rest, end the run with ``status`` if the journal's script owns it
         (``only_if_running``: unless it has ended already), and delete the journal.
-        Returns False, keeping the journal, if anything did not reach MLflow."""
-        if not self.drain():
+        Returns False, keeping the journal, if anything did not reach MLflow.
+
+        On a full disk the run is ended all the same, with what reached MLflow: left
+        RUNNING, it would wait for a recovery that the same full disk may never allow.
+        The journal keeps the rest, which a later recovery adds to the ended run."""
+        drained = self.drain() and self._save_models()
+        if not drained and not (self.disk_full and self.run_id is not None):
             return False
         if status is not None and self.owns_run:
             try:
@@ -213,8 +229,15 @@ class Uploader:
                 self.failed = True
                 self._warn_once("end", f"could not end MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
                 return False
+        if not drained:
+            return False
         self.journal.discard()
         return True
+
+    @property
+    def disk_full(self) -> bool:
+        """Whether an upload failed for want of disk space (the journal's, or the store's)."""
+        return isinstance(self.failure, OSError) and self.failure.errno in (errno.ENOSPC, errno.EDQUOT)
 
     def _send(self) -> None:
         batch = self.journal.read_new(self._since)
@@ -224,8 +247,17 @@ class Uploader:
             if batch.has_entities:
                 link.write_entities(self.client, self.run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
-            self.failed = True
+            self.failed, self.failure = True, error
             self._warn_once("batch", f"could not log to {where}: {error}")
+            return
+        try:
+            if batch.datasets:
+                link.log_datasets(self.client, self.run_id, batch.datasets, self.clock.call)
+            if batch.child_runs:
+                link.log_child_runs(self.client, self.run_id, batch.child_runs, self._warn_once, self.clock.call)
+        except Exception as error:
+            self.failed, self.failure = True, error
+            self._warn_once("inputs", f"could not log datasets or child runs to {where}: {error}")
             return
         paths = set(batch.artifacts)
         if self._first_drain:  # files a journal of an older pypads staged without a line
@@ -235,11 +267,49 @@ class Uploader:
             if paths:
                 link.upload_artifacts(self.client, self.run_id, self.journal, sorted(paths), self.clock.call)
         except Exception as error:
-            self.failed = True
+            self.failed, self.failure = True, error
+            if self.disk_full:
+                self.journal.release_reserve()  # room to note the run's end
             self._warn_once("artifacts", f"could not store artifacts of {where}: {error}")
             return
-        self.journal.commit(batch.offset)
         self._since = batch.offset
+        try:
+            self.journal.commit(batch.offset)
+        except OSError as error:  # a full disk: this process knows how far it got, a recovery would resend
+            self._warn_once("commit", f"could not note the upload's progress in {self.journal.folder}: {error}")
+
+
+    def _save_models(self) -> bool:
+        """Save the final state of each estimator the script fitted as an MLflow model:
+        once, as the run ends (a loop that refits one estimator saves it once). A model
+        that cannot be saved is a warning; the store failing keeps the journal."""
+        for entry in self.journal.models():
+            if entry["key"] in self._saved_models:
+                continue
+            try:
+                pickled = self.journal.entry_content(entry)
+                if pickled is not None:
+                    connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call)
+            except Exception as error:
+                if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
+                    self.failed, self.failure = True, error
+                    self._warn_once("models", f"could not save models of MLflow run {self.run_id} "
+                                    f"(kept in {self.journal.folder}): {error}")
+                    return False
+                # The model itself (refused, unreadable, a class that does not load here): it
+                # would fail again, so it is left out, with a warning.
+                self._warn_once(f"model:{entry['key']}", f"pypads could not save model {entry['name']!r}: "
+                                f"{type(error).__name__}: {error}")
+            self._saved_models.add(entry["key"])
+        return True
+
+
+def _is_mlflow_error(error: Exception) -> bool:
+    return type(error).__module__.startswith(("mlflow", "sqlalchemy", "requests", "urllib3"))
+
+
+def _is_refusal(error: Exception) -> bool:
+    return getattr(error, "error_code", None) == "INVALID_PARAMETER_VALUE"
 
 
 def _raise(error: Exception) -> OpenRun:
