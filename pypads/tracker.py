@@ -362,8 +362,10 @@ def started_by_multiprocessing() -> bool:
     """Whether this process is a worker that ``multiprocessing`` (any start method),
     ``concurrent.futures`` or joblib started; spawned ones re-run the script's top
     level as ``__mp_main__``."""
-    main_module = sys.modules.get("__main__")
-    return getattr(main_module, "__name__", None) == "__mp_main__" or multiprocessing.parent_process() is not None
+    # While a spawned worker re-runs the script, runpy names the module being run
+    # "__mp_main__"; in the parent that name is an alias of "__main__".
+    rerun = any(getattr(sys.modules.get(name), "__name__", None) == "__mp_main__" for name in ("__mp_main__", "__main__"))
+    return rerun or multiprocessing.parent_process() is not None
 
 
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)
