@@ -8,18 +8,28 @@ unless the script has imported MLflow itself.
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import mlflow
-from mlflow.entities import Metric, Param, RunStatus, RunTag
+import mlflow.pyfunc
+import numpy as np
+from mlflow.data.schema import TensorDatasetSchema
+from mlflow.entities import (
+    Dataset, DatasetInput, InputTag, LoggedModelOutput, LoggedModelStatus, Metric, Param, RunStatus, RunTag,
+)
 from mlflow.exceptions import MlflowException
+from mlflow.models import Model, ModelSignature
 from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
+from mlflow.types.schema import ColSpec, DataType, Schema, TensorSpec
 
 from pypads.journal import Batch, Journal
 from pypads.store import RunTarget, Store
@@ -28,6 +38,7 @@ MAX_PARAMS_PER_BATCH = 100
 MAX_TAGS_PER_BATCH = 100
 MAX_ENTITIES_PER_BATCH = 1000
 UPLOAD_CHUNK = 200  # files per log_artifacts call
+PICKLE = "model.pkl"  # a saved model's pickle, as mlflow.sklearn names it
 
 Warn = Callable[[str, str], None]
 Call = Callable[..., Any]
@@ -163,3 +174,119 @@ def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: boo
     if only_if_running and client.get_run(run_id).info.status != RunStatus.to_string(RunStatus.RUNNING):
         return
     client.set_terminated(run_id, status)
+
+
+# --- datasets, child runs and models (journal entries of those kinds) ------------------
+def log_datasets(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], call: Call = _direct) -> None:
+    """The "dataset" entries as the run's dataset inputs, with the context (``training``,
+    ``evaluation``) as MLflow's ``mlflow.data.context`` tag."""
+    source = json.dumps({"tags": {"mlflow.source.name": sys.argv[0] if sys.argv else ""}})
+    inputs = [DatasetInput(Dataset(entry["name"], entry["digest"], "code", source, _dataset_schema(entry),
+                                   json.dumps(entry.get("profile", {}))),
+                           tags=[InputTag("mlflow.data.context", entry["context"])]) for entry in entries]
+    call(client.log_inputs, run_id, inputs)
+
+
+def _dataset_schema(entry: dict[str, Any]) -> str | None:
+    features, targets = _schema(entry.get("features")), _schema(entry.get("targets"))
+    if features is None:
+        return None
+    if entry["features"]["kind"] == "frame":  # what MLflow's pandas datasets write
+        return json.dumps({"mlflow_colspec": features.to_dict()})
+    return json.dumps(TensorDatasetSchema(features=features, targets=targets).to_dict())
+
+
+def _schema(described: dict[str, Any] | None) -> Schema | None:
+    """An MLflow schema from the logger's description of an array, Series or DataFrame
+    (dtypes and shape, see ``pypads.loggers.datasets.describe``): no data needed."""
+    if not described or described.get("kind") not in {"array", "frame", "series"}:
+        return None
+    if described["kind"] == "frame":
+        return Schema([ColSpec(_column_type(dtype), str(name)) for name, dtype in zip(described["columns"], described["dtypes"])])
+    if described["kind"] == "series":
+        return Schema([ColSpec(_column_type(described["dtype"]))])
+    return Schema([TensorSpec(np.dtype(described["dtype"]), (-1, *described["shape"][1:]))])
+
+
+def _column_type(dtype: str) -> DataType:
+    try:
+        return DataType.from_numpy_type(np.dtype(dtype)) or DataType.string
+    except TypeError:  # pandas' own dtypes (category, string)
+        return DataType.string
+
+
+def log_child_runs(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], warn: Warn,
+                   call: Call = _direct) -> None:
+    """Each "child_run" entry as a run of its own under ``run_id`` (MLflow's tag
+    ``mlflow.parentRunId``), created, filled and ended at once."""
+    experiment_id = call(client.get_run, run_id).info.experiment_id
+    for entry in entries:
+        tags = {**entry.get("tags", {}), "mlflow.parentRunId": run_id}
+        child = call(client.create_run, experiment_id, entry.get("start_time"), tags, entry.get("name"))
+        child_id = child.info.run_id
+        batch = Batch(params=dict(entry.get("params", {})), tags={},
+                      metrics=[(key, value, entry.get("timestamp", 0), 0) for key, value in entry.get("metrics", {}).items()])
+        write_entities(client, child_id, batch, warn, call)
+        call(client.set_terminated, child_id, "FINISHED", entry.get("end_time"))
+
+
+def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: Call = _direct) -> str:
+    """Save the estimator the script pickled as an MLflow model of the sklearn flavour
+    (pyfunc-loadable if it predicts, with the signature the logger described), listed
+    among the run's logged models; returns its model id.
+
+    The model folder is written from the pickle as it is, with MLflow's ``Model`` API
+    (what ``mlflow.sklearn.save_model`` writes): saving through scikit-learn would
+    unpickle the estimator here, and importing scikit-learn into the uploader takes
+    seconds. Requirements are the installed versions, named explicitly: MLflow's
+    inference runs the model in a subprocess, seconds per model."""
+    experiment_id = call(client.get_run, run_id).info.experiment_id
+    model = call(lambda: client.create_logged_model(experiment_id, name=entry["name"], source_run_id=run_id,
+                                                    tags=entry.get("tags")))
+    folder = Path(tempfile.mkdtemp(prefix="pypads-model-"))
+    try:
+        _write_model_folder(folder, entry, pickled, Model(artifact_path=model.artifact_location, model_uuid=model.model_id,
+                                                          run_id=run_id, model_id=model.model_id))
+        call(client.log_model_artifacts, model.model_id, str(folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    call(client.log_outputs, run_id, [LoggedModelOutput(model.model_id, step=0)])
+    call(client.finalize_logged_model, model.model_id, LoggedModelStatus.READY)
+    return model.model_id
+
+
+def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, model: Model) -> None:
+    (folder / PICKLE).write_bytes(pickled)
+    requirements = _requirements(entry.get("module", ""))
+    (folder / "requirements.txt").write_text("\n".join(requirements))
+    python = ".".join(map(str, sys.version_info[:3]))
+    # JSON is YAML: the two environment files MLflow writes beside a model, for serving it.
+    (folder / "python_env.yaml").write_text(json.dumps({"python": python, "build_dependencies": ["pip", "setuptools", "wheel"],
+                                                         "dependencies": ["-r requirements.txt"]}, indent=2))
+    (folder / "conda.yaml").write_text(json.dumps({"name": "mlflow-env", "channels": ["conda-forge"], "dependencies": [
+        f"python={python}", "pip", {"pip": requirements}]}, indent=2))
+    signature = ModelSignature(_schema(entry.get("input")), _schema(entry.get("output")))
+    if signature.inputs is not None:
+        model.signature = signature
+    if entry.get("predicts", True):  # pyfunc's predict calls the estimator's
+        mlflow.pyfunc.add_to_model(model, loader_module="mlflow.sklearn", model_path=PICKLE, conda_env="conda.yaml",
+                                   python_env="python_env.yaml", predict_fn="predict")
+    model.add_flavor("sklearn", pickled_model=PICKLE, sklearn_version=_version("scikit-learn"),
+                     serialization_format="cloudpickle", code=None)
+    model.model_size_bytes = sum(path.stat().st_size for path in folder.iterdir())
+    model.save(str(folder / "MLmodel"))
+
+
+def _requirements(module: str) -> list[str]:
+    """Exact versions of what loading the model needs: MLflow, scikit-learn, cloudpickle,
+    numpy, scipy, and the estimator's own package if it is another (a distribution named
+    like it: ``lightgbm``, ``xgboost``)."""
+    names = ["mlflow", "scikit-learn", "cloudpickle", "numpy", "scipy", module.split(".")[0]]
+    return [f"{name}=={version}" for name in dict.fromkeys(names) if name and (version := _version(name))]
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except (importlib.metadata.PackageNotFoundError, ValueError):  # mlflow-skinny for mlflow, a package of a script
+        return None

@@ -23,6 +23,11 @@ thread), so it is named by a local id and learns the run id later:
         artifacts.data   the bytes of small artifacts (and of pieces appended to one)
         committed        how many bytes of entities.jsonl are in MLflow
         artifacts/…      large artifact files, removed once uploaded
+        entries/…        large contents of other entries (a saved model), likewise
+
+Besides params, metrics, tags and artifacts, a line may be an entry the uploader turns
+into more than a value (:data:`ENTRY_KINDS`): a model to save as an MLflow model, a
+dataset to log as a run input, a child run to create and end in one go.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ PRIVATE_FOLDER = 0o700
 RESERVE_BYTES = 256 << 10
 
 
+# Entries written with Journal.record_entry. A model is saved once, in its final state, when
+# the run ends (see models()); datasets and child runs go up with the batch they are in.
+ENTRY_KINDS = frozenset({"model", "dataset", "child_run"})
+
+
 def journal_root() -> Path:
     return pypads_home() / "journal"
 
@@ -66,6 +76,8 @@ class Batch:
     tags: dict[str, str] = field(default_factory=dict)
     metrics: list[tuple[str, float, int, int]] = field(default_factory=list)  # key, value, timestamp, step
     artifacts: set[str] = field(default_factory=set)  # paths to upload
+    datasets: list[dict[str, Any]] = field(default_factory=list)  # "dataset" entries
+    child_runs: list[dict[str, Any]] = field(default_factory=list)  # "child_run" entries
     offset: int = 0  # the journal length these entities reach
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -79,6 +91,10 @@ class Batch:
             self.metrics.append((entry["key"], entry["value"], entry["timestamp"], entry["step"]))
         elif kind == "artifact":
             self.artifacts.add(entry["path"])
+        elif kind == "dataset":
+            self.datasets.append(entry)
+        elif kind == "child_run":
+            self.child_runs.append(entry)
 
     @property
     def has_entities(self) -> bool:
@@ -101,6 +117,9 @@ class Journal:
         # a large one, None: a file of its own.
         self._where: dict[str, list[tuple[int, int]] | None] = {}
         self._read = 0  # how far entities.jsonl has been read
+        # The latest "model" entry of each key, from every line read: a model is saved
+        # when the run ends, so its entry must survive the commits of the lines around it.
+        self._models: dict[str, dict[str, Any]] = {}
         self._created: dict[str, Any] = {}  # the meta it was created with
 
     @classmethod
@@ -215,6 +234,25 @@ class Journal:
         self._record_file(path)
         return path
 
+    def record_entry(self, entry: dict[str, Any], content: bytes | None = None) -> None:
+        """Append an entry of one of :data:`ENTRY_KINDS`, with ``content`` (a pickled
+        model) kept beside it the way an artifact's bytes are: appended to the data
+        file, or, if large, a file of its own under ``entries/``."""
+        if entry.get("kind") not in ENTRY_KINDS:
+            raise ValueError(f"not a journal entry kind: {entry.get('kind')!r}")
+        if content is not None and len(content) > INLINE_LIMIT:
+            name = uuid.uuid4().hex
+            (self.folder / "entries").mkdir(PRIVATE_FOLDER, exist_ok=True)
+            write_atomically(self.folder / "entries" / name, content, PRIVATE_FILE)
+            self.record({**entry, "file": name})
+            return
+        with self._lock:
+            if content is not None:
+                self._append(self._data, content)
+                at = os.lseek(self._descriptors[self._data], 0, os.SEEK_CUR) - len(content)
+                entry = {**entry, "at": at, "size": len(content)}
+            self._append(self._entities, (json.dumps(entry) + "\n").encode())
+
     def _record_file(self, path: str) -> None:
         self.record({"kind": "artifact", "path": path, "file": True})
 
@@ -267,6 +305,8 @@ class Journal:
                     continue
                 if entry.get("kind") == "artifact":
                     self._locate(entry)
+                elif entry.get("kind") == "model":
+                    self._models[str(entry.get("key"))] = entry
                 if start >= since:
                     batch.add(entry)
         batch.offset = max(since, self._read)  # lines before ``since`` are committed already
@@ -279,6 +319,21 @@ class Journal:
             return
         pieces = self._where.get(path) if entry["append"] else None
         self._where[path] = [*(pieces or ()), (entry["at"], entry["size"])]
+
+    def models(self) -> list[dict[str, Any]]:
+        """The latest "model" entry of each key among the lines read: the final state
+        of each estimator the script fitted, to be saved as the run ends."""
+        return list(self._models.values())
+
+    def entry_content(self, entry: dict[str, Any]) -> bytes | None:
+        """The content :meth:`record_entry` kept with ``entry`` (None if it has none)."""
+        if "file" in entry:
+            return (self.folder / "entries" / entry["file"]).read_bytes()
+        if "at" not in entry:
+            return None
+        with open(self._data, "rb") as data:
+            data.seek(entry["at"])
+            return data.read(entry["size"])
 
     def staged_files(self) -> list[str]:
         """Artifacts that have files of their own and are not uploaded yet."""

@@ -2,16 +2,22 @@
 
 from pypads.loggers.autolog import MlflowAutologger
 from pypads.loggers.base import Logger
+from pypads.loggers.crossval import CrossValidation
+from pypads.loggers.datasets import Datasets
 from pypads.loggers.debug import Log, LogInit
 from pypads.loggers.hardware import Cpu, Disk, Ram
 from pypads.loggers.metric import Metric
+from pypads.loggers.model import Model
 from pypads.loggers.parameters import Parameters
 from pypads.loggers.pipeline import PipelineTracker
+from pypads.loggers.search import Search
 from pypads.loggers.serialize import WriteFormats
 from pypads.loggers.values import Input, Output
 
 __all__ = [
     "Cpu",
+    "CrossValidation",
+    "Datasets",
     "Disk",
     "Input",
     "Logger",
@@ -19,9 +25,11 @@ __all__ = [
     "LogInit",
     "Metric",
     "MlflowAutologger",
+    "Model",
     "Output",
     "Parameters",
     "PipelineTracker",
     "Ram",
+    "Search",
     "WriteFormats",
 ]

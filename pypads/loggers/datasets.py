@@ -1,0 +1,139 @@
+"""Datasets: each distinct array or DataFrame the script fits, predicts or scores on, as
+one MLflow dataset input of the run (MLflow's Datasets panel)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import weakref
+from collections.abc import Mapping
+from types import FrameType
+from typing import Any
+
+import numpy as np
+
+from pypads.calls import Call
+from pypads.loggers.base import Logger
+from pypads.loggers.entries import submit
+from pypads.loggers.serialize import content_digest
+
+MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
+DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36
+FIT_HOOKS = frozenset({"pypads_fit", "pypads_cross_validate"})
+METRIC_HOOK = "pypads_metric"
+
+
+def describe(value: Any) -> dict[str, Any] | None:
+    """What a schema needs of ``value`` (kind, dtypes, shape, column names), read from
+    its metadata without touching its data; None for a value that is no array or frame."""
+    if isinstance(value, np.ndarray):
+        return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape)}
+    module = type(value).__module__
+    if module.startswith("pandas") and hasattr(value, "columns"):
+        columns = value.columns[:MAX_COLUMNS]
+        return {"kind": "frame", "shape": list(value.shape), "columns": [str(name) for name in columns],
+                "dtypes": [str(dtype) for dtype in value.dtypes.iloc[:MAX_COLUMNS]]}
+    if module.startswith("pandas") and hasattr(value, "dtype") and getattr(value, "ndim", 0) == 1:
+        return {"kind": "series", "shape": list(value.shape), "name": str(value.name), "dtype": str(value.dtype)}
+    if module.startswith("scipy.sparse") and hasattr(value, "nnz"):
+        return {"kind": "sparse", "dtype": str(value.dtype), "shape": list(value.shape)}
+    return None
+
+
+def data_arguments(call: Call) -> tuple[Any, Any]:
+    """The data a call works on: ``(X, y)`` of a fit or a cross-validation, ``(X, None)``
+    of a predict or transform, ``(y_true, None)`` of a metric."""
+    args = call.args[1:] if call.instance is not None else call.args
+    if METRIC_HOOK in call.hooks and call.instance is None:
+        truth = call.kwargs.get("y_true", call.kwargs.get("labels_true", args[0] if args else None))
+        return truth, None
+    if args and hasattr(args[0], "fit") and describe(args[0]) is None:  # cross_validate(estimator, X, y)
+        args = args[1:]
+    features = args[0] if args else call.kwargs.get("X")
+    targets = (args[1] if len(args) > 1 else call.kwargs.get("y")) if call.hooks & FIT_HOOKS else None
+    return features, targets
+
+
+def caller_name(value: Any, call: Call) -> str | None:
+    """The name the script's own code gives ``value`` (``X_test``): looked up by identity
+    in the frame that made the call, past pypads' frames and the called library's."""
+    library = (getattr(call.function, "__module__", None) or "").split(".")[0]
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        top = module.split(".")[0]
+        if top not in {"pypads", library}:
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    for name, candidate in frame.f_locals.items():
+        if candidate is value and not name.startswith("_"):
+            return name
+    return None
+
+
+class Datasets(Logger):
+    """Logs the data of each top-level fit (context ``training``), predict, transform and
+    metric (``evaluation``) once as a dataset input: its digest (BLAKE3 of the content,
+    :func:`~pypads.loggers.serialize.content_digest`), its schema and shape, and the
+    name the script gives it, else ``dataset-<digest>``. An object seen before is known
+    by its identity (no digest again); equal content under another object, by its digest.
+    At most ``max_datasets`` per run; the tag ``pypads.datasets`` says if more were left out.
+    """
+
+    defaults = {"max_datasets": 100}
+
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        if call.depth != 0 or call.exception is not None:
+            return
+        features, targets = data_arguments(call)
+        if features is None:
+            return
+        state = call.run.state(self)
+        seen: dict[tuple[int, int], weakref.ref[Any]] = state.setdefault("seen", {})
+        reference = seen.get((id(features), id(targets)))
+        if reference is not None and reference() is features:
+            return  # the common case: the same object again
+        self._first_sight(call, features, targets, state, options["max_datasets"])
+
+    def _first_sight(self, call: Call, features: Any, targets: Any, state: dict[str, Any], limit: int) -> None:
+        described = describe(features)
+        digests: set[str] = state.setdefault("digests", set())
+        if described is None or len(digests) > limit:
+            return
+        try:
+            reference = weakref.ref(features)
+        except TypeError:
+            return
+        digest = _digest(features, targets)
+        state["seen"][(id(features), id(targets))] = reference
+        if digest is None or digest in digests:
+            return
+        digests.add(digest)
+        if len(digests) > limit:
+            call.run.writer.set_tag("pypads.datasets", f"more than {limit} datasets: later ones are not logged")
+            return
+        name = caller_name(features, call) or f"dataset-{digest[:8]}"
+        shape = described["shape"]
+        profile: dict[str, Any] = {"num_rows": shape[0] if shape else 0, "num_elements": math.prod(shape)}
+        target_description = describe(targets)
+        if target_description is not None:
+            profile["targets_shape"] = target_description["shape"]
+        submit(call.run.writer, {
+            "kind": "dataset", "name": name, "digest": digest,
+            "context": "training" if call.hooks & FIT_HOOKS else "evaluation",
+            "features": described, "targets": target_description, "profile": profile,
+        })
+
+
+def _digest(features: Any, targets: Any) -> str | None:
+    digest = content_digest(features)
+    if digest is None or targets is None:
+        return digest[:DIGEST_LENGTH] if digest else None
+    target_digest = content_digest(targets)
+    if target_digest is None:
+        return None
+    # Features and targets together name the dataset: the same X with other labels differs.
+    combined = content_digest(f"{digest}:{target_digest}".encode())
+    return combined[:DIGEST_LENGTH] if combined else None

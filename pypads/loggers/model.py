@@ -1,0 +1,99 @@
+"""Model: the final fitted state of each estimator the script fitted, saved as an MLflow
+model (sklearn flavour, pyfunc-loadable, with a signature) among the run's logged models."""
+
+from __future__ import annotations
+
+import pickle
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import cloudpickle
+from blake3 import blake3
+
+from pypads.calls import Call
+from pypads.loggers.base import Logger
+from pypads.loggers.datasets import data_arguments, describe
+from pypads.loggers.entries import submit
+
+FIT_HOOK = "pypads_fit"
+
+
+def model_of(estimator: Any) -> tuple[Any, str] | None:
+    """What to save for a fitted ``estimator``, and the suffix of its name: a search's
+    refit ``best_estimator_`` (the search itself is only the way to it), else the estimator."""
+    if hasattr(estimator, "cv_results_"):
+        best = getattr(estimator, "best_estimator_", None)
+        return (best, "-best_estimator") if best is not None else None
+    return estimator, ""
+
+
+class Model(Logger):
+    """Saves each estimator fitted by a top-level call (not one a library fitted inside
+    another) as an MLflow model named after its class (``DecisionTreeClassifier``; the
+    second estimator of one class ``DecisionTreeClassifier-2``; a search's refit model
+    ``GridSearchCV-best_estimator``), in its state at the run's end: a refit replaces the
+    state saved before, and a state equal to one saved already is not saved again.
+
+    On the calling thread this costs a cloudpickle of the estimator and one append to
+    the journal; the uploader builds the MLflow model as the run ends (see
+    ``docs/run.md``). At most ``max_models`` estimators per run; the tag
+    ``pypads.models`` says if more were left out. An estimator that cannot be pickled
+    gets the tag ``pypads.models.<name>`` instead.
+    """
+
+    defaults = {"max_models": 20}
+
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        if call.depth != 0 or call.exception is not None or call.instance is None or FIT_HOOK not in call.hooks:
+            return
+        saved = model_of(call.instance)
+        if saved is None:
+            return
+        estimator, suffix = saved
+        state = call.run.state(self)
+        key, name = self._identify(call, state, suffix, options["max_models"])
+        if key is None:
+            return
+        try:
+            pickled = cloudpickle.dumps(estimator)
+        except (pickle.PicklingError, TypeError, AttributeError) as error:
+            call.run.writer.set_tag(f"pypads.models.{name}", f"not saved: it cannot be pickled ({error})"[:5000])
+            return
+        digest = blake3(pickled).hexdigest()
+        latest: dict[str, str] = state.setdefault("latest", {})  # key -> digest of its state saved last
+        if latest.get(key) == digest or (key not in latest and digest in latest.values()):
+            return  # this very state is saved already (a refit on the same data, a twin)
+        latest[key] = digest
+        features, targets = data_arguments(call)
+        submit(call.run.writer, {
+            "kind": "model", "key": key, "name": name, "module": type(estimator).__module__,
+            "input": describe(features), "output": describe(targets),
+            "tags": {"estimator_name": type(estimator).__name__,
+                     "estimator_class": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
+                     "pypads.call": f"{call.name}#{call.number}"},
+        }, pickled)
+
+    def _identify(self, call: Call, state: dict[str, Any], suffix: str, limit: int) -> tuple[str | None, str]:
+        """The key and name of the fitted object: the same ones for a refit of it."""
+        known: dict[int, tuple[Any, str, str]] = state.setdefault("known", {})
+        instance = call.instance
+        entry = known.get(id(instance))
+        if entry is not None and entry[0]() is instance:
+            return entry[1], entry[2]
+        if len(known) >= limit:
+            if not state.get("over"):
+                state["over"] = True
+                call.run.writer.set_tag("pypads.models", f"more than {limit} estimators: later ones are not saved")
+            return None, ""
+        class_name = type(instance).__name__
+        names: dict[str, int] = state.setdefault("names", {})
+        names[class_name] = count = names.get(class_name, 0) + 1
+        name = f"{class_name}{suffix}" if count == 1 else f"{class_name}-{count}{suffix}"
+        try:
+            reference: Any = weakref.ref(instance)
+        except TypeError:  # no weak references: the id alone (kept for the run's life)
+            reference = lambda: instance  # noqa: E731
+        key = str(len(known) + 1)
+        known[id(instance)] = (reference, key, name)
+        return key, name

@@ -1,0 +1,91 @@
+"""Searches and cross-validation: what a search found, one child run per candidate, and
+per-fold scores, read from the search object (so they hold with n_jobs=2 too)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from test_models import script_ok
+
+
+def children(run) -> list:
+    client = MlflowClient(run.uri)
+    found = client.search_runs([run.run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.run_id}'")
+    return sorted(found, key=lambda child: int(child.data.tags["pypads.candidate"]))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_grid_search_has_best_params_best_score_cv_results_and_a_child_run_per_candidate(tmp_path, n_jobs):
+    run = script_ok(f"""
+        track()
+        from sklearn import datasets
+        from sklearn.model_selection import GridSearchCV
+        from sklearn.pipeline import Pipeline
+        from sklearn.preprocessing import StandardScaler
+        from sklearn.svm import SVC
+        X, y = datasets.load_iris(return_X_y=True)
+        pipe = Pipeline([("scale", StandardScaler()), ("clf", SVC())])
+        search = GridSearchCV(pipe, {{"clf__C": [0.1, 1, 10], "clf__kernel": ["linear", "rbf"]}}, cv=3, n_jobs={n_jobs})
+        search.fit(X, y)
+        print(search.best_params_, search.best_score_)
+    """, tmp_path)
+    assert run.params["best_clf__C"] in {"0.1", "1", "10"}
+    assert run.params["best_clf__kernel"] in {"linear", "rbf"}
+    assert 0.9 < run.metrics["best_cv_score"] <= 1
+    table = list(csv.DictReader(io.StringIO(run.artifact_text("cv_results.csv"))))
+    assert len(table) == 6 and {"mean_test_score", "rank_test_score", "params", "split0_test_score"} <= set(table[0])
+    runs = children(run)
+    assert len(runs) == 6
+    for index, child in enumerate(runs):
+        assert child.info.status == "FINISHED"
+        assert float(child.data.params["clf__C"]) == float(table[index]["param_clf__C"])
+        assert child.data.params["clf__kernel"] == table[index]["param_clf__kernel"]
+        assert child.data.metrics["mean_test_score"] == pytest.approx(float(table[index]["mean_test_score"]))
+        assert {"std_test_score", "rank_test_score", "mean_fit_time"} <= set(child.data.metrics)
+    best = min(runs, key=lambda child: child.data.metrics["rank_test_score"])
+    assert best.data.metrics["mean_test_score"] == pytest.approx(run.metrics["best_cv_score"])
+
+
+def test_randomized_and_halving_searches_and_a_child_run_cap(tmp_path):
+    run = script_ok("""
+        from pypads.loggers import Search
+        LOGGERS["search"] = Search(max_child_runs=3)
+        track()
+        from sklearn import datasets
+        from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+        from sklearn.model_selection import HalvingGridSearchCV, RandomizedSearchCV
+        from sklearn.tree import DecisionTreeClassifier
+        X, y = datasets.load_iris(return_X_y=True)
+        RandomizedSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2, 3, 4, 5]}, n_iter=4,
+                           cv=3, random_state=0).fit(X, y)
+        HalvingGridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2, 3]}, cv=3).fit(X, y)
+    """, tmp_path)
+    assert {"best_max_depth", "search_2.best_max_depth"} <= set(run.params)
+    assert {"best_cv_score", "search_2.best_cv_score"} <= set(run.metrics)
+    assert {"cv_results.csv", "cv_results_2.csv"} <= set(run.artifacts())
+    assert len(children(run)) == 6  # 3 of each: the best-ranked ones
+    assert "child runs for the best 3 only" in run.tags["pypads.search"]
+
+
+def test_cross_val_score_and_cross_validate_log_each_fold_and_the_mean(tmp_path):
+    run = script_ok("""
+        track()
+        from sklearn import datasets
+        from sklearn.model_selection import cross_val_score, cross_validate
+        from sklearn.tree import DecisionTreeClassifier
+        X, y = datasets.load_iris(return_X_y=True)
+        scores = cross_val_score(DecisionTreeClassifier(random_state=0), X, y, cv=4)
+        np.save("scores.npy", scores)
+        cross_validate(DecisionTreeClassifier(random_state=0), X, y, cv=3, scoring=["accuracy", "f1_macro"],
+                       return_train_score=True)
+    """, tmp_path)
+    import numpy as np
+    expected = np.load(tmp_path / "scores.npy")
+    assert run.metric_history("cv_DecisionTreeClassifier_test_score") == [(fold, score) for fold, score in enumerate(expected)]
+    assert run.metrics["cv_DecisionTreeClassifier_test_score_mean"] == pytest.approx(expected.mean())
+    assert [step for step, _ in run.metric_history("cv_DecisionTreeClassifier_2_test_f1_macro")] == [0, 1, 2]
+    assert "cv_DecisionTreeClassifier_2_train_accuracy_mean" in run.metrics
