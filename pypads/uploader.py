@@ -409,7 +409,10 @@ class _ReportingClock(AnswerClock):
 def _read_commands(commands: queue.Queue[list[str] | None]) -> None:
     for line in sys.stdin:
         commands.put(line.split())
-    commands.put(None)  # end of input: the script is gone
+    # End of input: the script is gone (or done). Let go of its output now, from this
+    # thread: the main one may be inside an MLflow call that takes minutes to give up.
+    _let_go_of_the_scripts_output()
+    commands.put(None)
 
 
 def _let_go_of_the_scripts_output() -> None:
@@ -447,7 +450,6 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
             channel.send(flushed=int(command[1]), ok=uploader.drain())
             continue
         if command is None:  # killed: end the run the way recovery would
-            _let_go_of_the_scripts_output()
             status, timeout = uploader.journal.status() or "KILLED", default_timeout(uploader.target.store)
         else:  # close <status> <timeout>
             status, timeout = (command[1] if command[1] != "-" else None), float(command[2])
