@@ -172,6 +172,11 @@ class Writer:
         self._late(lambda: names.append(self.journal.stage_named_file(folder, write)))
         return names[0].rsplit("/", 1)[-1] if names else None
 
+    def log_entry(self, entry: Mapping[str, Any], content: bytes | None = None) -> None:
+        """A journal entry the uploader turns into more than a value: a model (its pickle
+        in ``content``), a dataset input, a child run (see ``Journal.record_entry``)."""
+        self._late(lambda: self.journal.record_entry(dict(entry), content))
+
     def log_text(self, artifact_path: str, text: str) -> None:
         self.log_bytes(artifact_path, text.encode("utf-8"))
 

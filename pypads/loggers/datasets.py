@@ -14,7 +14,6 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
-from pypads.loggers.entries import submit
 from pypads.loggers.serialize import content_digest
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
@@ -120,7 +119,7 @@ class Datasets(Logger):
         target_description = describe(targets)
         if target_description is not None:
             profile["targets_shape"] = target_description["shape"]
-        submit(call.run.writer, {
+        call.run.writer.log_entry({
             "kind": "dataset", "name": name, "digest": digest,
             "context": "training" if call.hooks & FIT_HOOKS else "evaluation",
             "features": described, "targets": target_description, "profile": profile,

@@ -14,7 +14,6 @@ from blake3 import blake3
 from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import data_arguments, describe
-from pypads.loggers.entries import submit
 
 FIT_HOOK = "pypads_fit"
 
@@ -66,7 +65,7 @@ class Model(Logger):
             return  # this very state is saved already (a refit on the same data, a twin)
         latest[key] = digest
         features, targets = data_arguments(call)
-        submit(call.run.writer, {
+        call.run.writer.log_entry({
             "kind": "model", "key": key, "name": name, "module": type(estimator).__module__,
             "input": describe(features), "output": describe(targets),
             "tags": {"estimator_name": type(estimator).__name__,

@@ -14,7 +14,6 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
-from pypads.loggers.entries import submit
 from pypads.privacy import redact_params
 
 MAX_PARAM_LENGTH = 6000  # MLflow refuses longer param values
@@ -67,7 +66,7 @@ class Search(Logger):
         for index in order[:limit]:
             metrics = {key: float(values[index]) for key, values in results.items()
                        if key.startswith(SCORE_PREFIXES) and _is_number(values[index])}
-            submit(call.run.writer, {
+            call.run.writer.log_entry({
                 "kind": "child_run", "name": f"{search_name}-{number}-candidate-{index}",
                 "params": redact_params({key: _text(value) for key, value in results["params"][index].items()}),
                 "metrics": metrics, "timestamp": now, "start_time": started, "end_time": now,
