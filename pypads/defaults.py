@@ -13,12 +13,13 @@ from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
 DEFAULT_CONFIG: dict[str, Any] = {
     "events": {
         "init": {"on": ["pypads_init"]},
-        "parameters": {"on": ["pypads_fit"]},
-        "hardware": {"on": ["pypads_fit"]},
-        "output": {"on": ["pypads_fit", "pypads_predict"]},
-        "input": {"on": ["pypads_fit"], "with": {"_pypads_write_format": WriteFormats.text.name}},
+        "parameters": {"on": ["pypads_fit", "pypads_partial_fit"], "depth": 0},
+        "hardware": {"on": ["pypads_fit"], "depth": 0},
+        "output": {"on": ["pypads_fit", "pypads_predict"], "depth": 0},
+        "input": {"on": ["pypads_fit"], "with": {"_pypads_write_format": WriteFormats.text.name}, "depth": 0},
         "metric": {"on": ["pypads_metric"]},
-        "pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_transform", "pypads_metric"]},
+        "pipeline": {"on": ["pypads_fit", "pypads_partial_fit", "pypads_predict", "pypads_transform",
+                            "pypads_metric", "pypads_cross_validate", "pypads_validate"]},
         "log": {"on": ["pypads_log"]},
     },
     "recursion_identity": False,
@@ -40,6 +41,14 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "uploader": "auto",
 }
 
+# How deeply nested a call each event's loggers see when the config does not say
+# ("depth" of an event): 0 for the events that would otherwise add params, system
+# metrics and artifact folders for every call scikit-learn makes inside the script's
+# own (a forest's trees, a search's candidates); -1 (every depth) for the others.
+# Metrics stay at every depth: scores computed inside a library call get series of
+# their own (see Metric). "depth": -1 on an event brings back everything.
+DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "hardware": 0, "output": 0, "input": 0}
+
 DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "parameters": Parameters(),
     "output": Output(_pypads_write_format=WriteFormats.text.name),
@@ -54,4 +63,4 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "calls": CallRecorder(),
 }
 
-__all__ = ["DEFAULT_CONFIG", "DEFAULT_INIT_RUN_FNS", "DEFAULT_LOGGING_FNS"]
+__all__ = ["DEFAULT_CONFIG", "DEFAULT_EVENT_DEPTHS", "DEFAULT_INIT_RUN_FNS", "DEFAULT_LOGGING_FNS"]

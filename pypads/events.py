@@ -16,8 +16,8 @@ from typing import Any
 
 import jsonschema
 
-from pypads.calls import Handler
-from pypads.defaults import DEFAULT_CONFIG
+from pypads.calls import Call, Handler
+from pypads.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
 from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
 from pypads.loggers.serialize import WriteFormats
@@ -36,6 +36,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "on": {"type": "array", "items": {"type": "string"}},
                     "with": {"type": "object"},
+                    "depth": {"type": "integer", "minimum": -1},
                 },
             },
         },
@@ -152,6 +153,39 @@ def _loggers(event: str, value: Any) -> tuple[Logger, ...]:
     return tuple(sorted(loggers, key=lambda logger: logger.name))
 
 
+def event_depth(event: str, spec: Mapping[str, Any]) -> int:
+    """How deeply nested a call the event's loggers see: its ``depth`` in the config, else
+    pypads' default for that event (``DEFAULT_EVENT_DEPTHS``, -1: every depth)."""
+    return int(spec.get("depth", DEFAULT_EVENT_DEPTHS.get(event, -1)))
+
+
+class DepthLimited(Logger):
+    """A logger that sees only calls at most ``depth`` tracked calls deep (0: the
+    script's own calls): what scikit-learn calls inside them is not its business."""
+
+    def __init__(self, logger: Logger, depth: int) -> None:  # noqa: D107 - no options of its own
+        self.logger = logger
+        self.depth = depth
+        self.options = logger.options
+
+    @property
+    def name(self) -> str:
+        return self.logger.name
+
+    def start(self, run: Any, options: Mapping[str, Any]) -> None:
+        self.logger.start(run, options)
+
+    def pre(self, call: Call, options: Mapping[str, Any]) -> Any:
+        return self.logger.pre(call, options) if call.depth <= self.depth else None
+
+    def post(self, call: Call, before: Any, options: Mapping[str, Any]) -> None:
+        if call.depth <= self.depth:
+            self.logger.post(call, before, options)
+
+    def __repr__(self) -> str:
+        return f"{self.logger!r} (depth <= {self.depth})"
+
+
 class EventTable:
     """From the hooks of an attribute to the handlers its calls must run."""
 
@@ -162,6 +196,7 @@ class EventTable:
                 known = ", ".join(sorted(loggers))
                 raise ConfigError(f"config: at $.events.{event}: unknown event {event!r} (known events: {known})")
             options = spec.get("with", {})
+            depth = event_depth(event, spec)
             for logger in loggers[event]:
                 if logger.name in config.get("disabled", ()):
                     continue
@@ -169,8 +204,9 @@ class EventTable:
                 check_option_kinds(logger.options, lambda option: f"logging_fns[{event!r}]: {logger!r}")
                 check_option_kinds(given, lambda option: f"config: at $.events.{event}.with.{option}")
                 merged = {**logger.options, **given}
+                handled = logger if depth < 0 else DepthLimited(logger, depth)
                 for hook in spec["on"]:
-                    self._by_hook.setdefault(hook, []).append(Handler(event, logger, merged))
+                    self._by_hook.setdefault(hook, []).append(Handler(event, handled, merged))
 
     def handlers(self) -> list[Handler]:
         """Every handler once (a logger on several hooks of one event counts once)."""

@@ -62,9 +62,10 @@ def test_hardware_metrics_per_fit_with_steps(make_tracker, read_run):
     run_id = tracker.run_id
     tracker.end_run()
     run = read_run(run_id)
-    for suffix in ("cpu_seconds", "cpu_percent", "rss_mb", "rss_delta_mb", "ram_percent", "disk_percent"):
-        assert [step for step, _ in run.metric_history(f"DecisionTreeClassifier.fit.{suffix}")] == [1, 2], suffix
-    assert run.metrics["DecisionTreeClassifier.fit.rss_mb"] > 10
+    # issue 11: in MLflow's system metrics namespace
+    for suffix in ("seconds", "cpu_seconds", "cpu_percent", "rss_mb", "rss_delta_mb", "ram_percent", "disk_percent"):
+        assert [step for step, _ in run.metric_history(f"system/DecisionTreeClassifier.fit.{suffix}")] == [1, 2], suffix
+    assert run.metrics["system/DecisionTreeClassifier.fit.rss_mb"] > 10
 
 
 def test_custom_logger_sees_the_call(make_tracker):

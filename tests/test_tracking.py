@@ -31,14 +31,15 @@ def test_issue_example_logs_params_artifacts_and_metric(make_tracker, read_run):
     run = read_run(run_id)
     assert run.status == "FINISHED"
     assert run.params["DecisionTreeClassifier.max_depth"] == "3"
-    assert run.metrics["accuracy_score"] == pytest.approx(accuracy)
+    # issue 11: the series says which model was scored and on which data (the variable X)
+    assert run.metrics["DecisionTreeClassifier.accuracy_score_X"] == pytest.approx(accuracy)
     files = run.artifacts()
     assert "calls/0001_DecisionTreeClassifier.fit/input/X.txt" in files
     assert "calls/0001_DecisionTreeClassifier.fit/output.txt" in files
     assert "calls/0002_DecisionTreeClassifier.predict/output.txt" in files
     assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier(max_depth=3)"
     assert "5.1" in run.artifact_text("calls/0001_DecisionTreeClassifier.fit/input/X.txt")
-    assert any(key.startswith("DecisionTreeClassifier.fit.cpu") for key in run.metrics)
+    assert any(key.startswith("system/DecisionTreeClassifier.fit.cpu") for key in run.metrics)
 
 
 def test_metric_steps_count_calls_and_non_float_results_become_artifacts(make_tracker, read_run):
@@ -51,9 +52,10 @@ def test_metric_steps_count_calls_and_non_float_results_become_artifacts(make_tr
     tracker.end_run()
 
     run = read_run(run_id)
-    assert [step for step, _ in run.metric_history("accuracy_score")] == [1, 2, 3]
-    assert run.artifact_text("metrics/confusion_matrix/1.txt") == "[[50, 0, 0],\n [0, 50, 0],\n [0, 0, 50]]"
-    assert (np.array(ast.literal_eval(run.artifact_text("metrics/confusion_matrix/1.txt"))) == matrix).all()
+    assert [step for step, _ in run.metric_history("DecisionTreeClassifier.accuracy_score_X")] == [1, 2, 3]
+    path = "metrics/DecisionTreeClassifier.confusion_matrix_X/1.txt"
+    assert run.artifact_text(path) == "[[50, 0, 0],\n [0, 50, 0],\n [0, 0, 50]]"
+    assert (np.array(ast.literal_eval(run.artifact_text(path))) == matrix).all()
 
 
 def test_function_imported_by_name_before_pypads_is_tracked(make_tracker, read_run):
@@ -63,16 +65,18 @@ def test_function_imported_by_name_before_pypads_is_tracked(make_tracker, read_r
     value = f1_score(y, y, average="macro")
     run_id = tracker.run_id
     tracker.end_run()
-    history = read_run(run_id).metric_history("f1_score")
+    history = read_run(run_id).metric_history("f1_score_y")  # no model: named by its data
     assert history == [(1, value)]
     # f1_score computes fbeta_score internally: an implementation detail, not a second metric
-    assert read_run(run_id).metric_history("fbeta_score") == []
+    assert not [key for key in read_run(run_id).metrics if "fbeta_score" in key]
 
 
 def test_second_fit_with_other_values_gets_its_own_param_names(make_tracker, read_run):
     tracker = make_tracker()
-    DecisionTreeClassifier(max_depth=2).fit(X, y)
-    DecisionTreeClassifier(max_depth=2).fit(X, y)  # same values: nothing new
+    first = DecisionTreeClassifier(max_depth=2)
+    first.fit(X, y)
+    first.fit(X, y)  # the same estimator, the same values: nothing new
+    # issue 11: another estimator of the class is another model, with params of its own
     DecisionTreeClassifier(max_depth=5).fit(X, y)
     run_id = tracker.run_id
     tracker.end_run()
@@ -90,23 +94,25 @@ def test_pipeline_tracks_its_steps(make_tracker, read_run):
     run_id = tracker.run_id
     tracker.end_run()
     run = read_run(run_id)
-    assert run.params["LogisticRegression.max_iter"] == "500"
-    assert "StandardScaler.with_mean" in run.params
+    # issue 11: the steps' params are the pipeline's own, as get_params(deep=True) spells them
+    assert run.params["Pipeline.clf__max_iter"] == "500"
+    assert "Pipeline.scale__with_mean" in run.params
+    assert not [key for key in run.params if key.startswith(("LogisticRegression.", "StandardScaler."))]
     calls = [name.split("_", 1)[1] for name in sorted({path.split("/")[1] for path in run.artifacts("calls")})]
-    # in call order, nested calls included (fit_transform calls fit)
-    assert calls[:4] == ["Pipeline.fit", "StandardScaler.fit_transform", "StandardScaler.fit", "LogisticRegression.fit"]
-    assert "Pipeline.predict" in calls
+    # issue 11: the calls the pipeline makes inside are in its graph, not folders of their own
+    assert calls == ["Pipeline.fit", "Pipeline.predict"]
 
 
-def test_grid_search_logs_each_candidate_without_changing_params(make_tracker, read_run):
+def test_grid_search_logs_its_own_params_not_each_candidate(make_tracker, read_run):
     tracker = make_tracker()
     search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2, 3]}, cv=2)
     search.fit(X, y)
     run_id = tracker.run_id
     tracker.end_run()
     run = read_run(run_id)
-    depths = {value for key, value in run.params.items() if key.split(".")[-1] == "max_depth" and key.startswith("DecisionTree")}
-    assert {"1", "2", "3"} <= depths
+    # issue 11: the candidates are internal fits (the search's results say how they did)
+    assert not [key for key in run.params if key.startswith("DecisionTree")]
+    assert run.params["GridSearchCV.estimator__random_state"] == "0"
     assert run.params["GridSearchCV.cv"] == "2"
     assert run.tags.get("pypads.failure.Parameters") is None
 
@@ -275,8 +281,10 @@ def test_pipeline_graph_has_nodes_and_data_edges(make_tracker, read_run, tmp_pat
     run = read_run(run_id)
     graph = json.loads(run.artifact_text("pipeline/graph.json"))
     calls = {node["id"]: node["call"] for node in graph["nodes"]}
-    assert [calls[i] for i in sorted(calls)][:5] == [
-        "Pipeline.fit", "StandardScaler.fit_transform", "StandardScaler.fit", "StandardScaler.transform", "LogisticRegression.fit"
+    # partial_fit is hooked since issue 11: StandardScaler.fit is made of one
+    assert [calls[i] for i in sorted(calls)][:6] == [
+        "Pipeline.fit", "StandardScaler.fit_transform", "StandardScaler.fit", "StandardScaler.partial_fit",
+        "StandardScaler.transform", "LogisticRegression.fit"
     ]
     data = {(calls[edge["from"]], calls[edge["to"]], edge["argument"]) for edge in graph["edges"] if edge["kind"] == "data"}
     assert ("StandardScaler.fit_transform", "LogisticRegression.fit", "X") in data

@@ -1,60 +1,101 @@
-"""Parameters: an estimator's hyper-parameters as MLflow params."""
+"""Parameters: the hyper-parameters of the user's estimators as MLflow params."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.loggers.lineage import lineage
 from pypads.privacy import redact_params
 
 # MLflow rejects longer param values.
 MAX_PARAM_LENGTH = 6000
+PARTIAL_FIT_HOOK = "pypads_partial_fit"
+# "<function f at 0x7f3b…>", "<Foo object at 0x…>": an address differs in every run.
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
 class Parameters(Logger):
-    """Logs ``instance.get_params(deep=False)`` as params named ``<Class>.<param>``.
+    """Logs an estimator's final hyper-parameters, after its fit: ``get_params(deep=True)``
+    as params named ``<label>.<param>``, where nested params keep scikit-learn's spelling
+    (``Pipeline.clf__C``, ``GridSearchCV.estimator__max_depth``).
 
-    MLflow refuses to change a param once logged, so a later call on the same class
-    with other values gets its own prefix ``<Class>_1``, ``<Class>_2``… Repeating
-    values already logged adds nothing. Array values are logged as their type, shape
-    and dtype: a data-dependent array (e.g. a precomputed Gram matrix passed to inner
-    estimators) would otherwise make every call a new variant. At most
-    ``max_variants`` variants are logged per class; then the tag
-    ``pypads.parameters.<Class>`` says that later ones were left out. The value of a
-    param named like a secret (``api_token``, ``password``…) is logged as ``***``, and
-    URL credentials in other values are hidden (see :mod:`pypads.privacy`).
+    The label is the estimator's class name; another estimator of the same class fitted
+    by the script gets ``<Class>_1``, ``<Class>_2``… (the same labels name its metrics,
+    see :class:`~pypads.loggers.metric.Metric`). MLflow refuses to change a logged
+    param, so an estimator refitted with other values gets a new label too. At most
+    ``max_variants`` labels are logged per class; then the tag
+    ``pypads.parameters.<Class>`` says that later ones were left out.
+
+    Values are text: arrays as their type, shape and dtype (a data-dependent array such
+    as a precomputed Gram matrix would otherwise make every call a new variant),
+    functions and classes by their qualified name, objects with Python's default repr by
+    their class, and memory addresses never (``<function f at 0x…>`` → ``<function f>``).
+    The value of a param named like a secret (``api_token``, ``password``…) is ``***``,
+    and URL credentials in other values are hidden (see :mod:`pypads.privacy`).
+
+    Each fit also sets the run's tags ``estimator_name`` (the class name) and
+    ``estimator_class`` (module and class), as MLflow's autolog does: the last
+    estimator fitted. On ``partial_fit`` (hook ``pypads_partial_fit``) the params are
+    logged once and the metric ``<label>.partial_fit_calls`` counts the calls.
     """
 
     defaults = {"max_variants": 100}
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> None:
-        get_params = getattr(call.instance, "get_params", None)
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        instance = call.instance
+        get_params = getattr(instance, "get_params", None)
         if not callable(get_params):
             return
-        params = redact_params({key: _as_text(value) for key, value in get_params(deep=False).items()})
+        params = redact_params({key: param_text(value) for key, value in get_params(deep=True).items()})
+        label = self._log(call, params, options["max_variants"])
+        kind = type(instance)
+        call.run.writer.set_tags({"estimator_name": kind.__name__, "estimator_class": f"{kind.__module__}.{kind.__name__}"})
+        if PARTIAL_FIT_HOOK in call.hooks and label is not None:
+            counts: dict[str, int] = call.run.state(self).setdefault("partial_fit_calls", {})
+            counts[label] = count = counts.get(label, 0) + 1
+            call.run.writer.log_metric(f"{label}.partial_fit_calls", count, step=count)
+
+    def _log(self, call: Call, params: dict[str, str], max_variants: int) -> str | None:
+        """Log ``params`` under the estimator's label (a new one if they changed since);
+        the label, or None past ``max_variants``."""
+        known = lineage(call.run)
+        logged: dict[str, dict[str, str]] = call.run.state(self).setdefault("logged", {})
+        label = known.label(call.instance)
+        if logged.get(label) == params:
+            return label
+        if label in logged:  # refitted with other values: MLflow keeps the first ones
+            label = known.relabel(call.instance)
         class_name = type(call.instance).__name__
-        variants: dict[frozenset[tuple[str, str]], int] = call.run.state(self).setdefault(class_name, {})
-        key = frozenset(params.items())
-        if key in variants:
-            return
-        if len(variants) >= options["max_variants"]:
-            if len(variants) == options["max_variants"]:
-                variants[frozenset()] = -1  # remember that the tag is set
+        if known.labels_of(class_name) > max_variants:
+            capped: set[str] = call.run.state(self).setdefault("capped", set())
+            if class_name not in capped:
+                capped.add(class_name)
                 call.run.writer.set_tag(
                     f"pypads.parameters.{class_name}",
-                    f"more than {options['max_variants']} parameter variants: later ones are not logged",
+                    f"more than {max_variants} parameter variants: later ones are not logged",
                 )
-            return
-        variants[key] = index = len(variants)
-        prefix = class_name if index == 0 else f"{class_name}_{index}"
-        call.run.writer.log_params({f"{prefix}.{name}": value for name, value in params.items()})
+            return None
+        logged[label] = params
+        call.run.writer.log_params({f"{label}.{name}": value for name, value in params.items()})
+        return label
 
 
-def _as_text(value: Any) -> str:
+def param_text(value: Any) -> str:
+    """A param value as text that is the same in every run of the script."""
     shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
     if isinstance(shape, tuple) and dtype is not None:
         return f"<{type(value).__name__} shape={shape} dtype={dtype}>"
-    text = str(value)
+    if isinstance(value, type) or (callable(value) and hasattr(value, "__qualname__") and not hasattr(value, "get_params")):
+        return getattr(value, "__qualname__", type(value).__qualname__)
+    if type(value).__repr__ is object.__repr__:
+        return type(value).__qualname__
+    try:
+        text = str(value)
+    except Exception:  # a broken __str__ must not cost the other params
+        text = type(value).__qualname__
+    text = _ADDRESS.sub("", text)
     return text if len(text) <= MAX_PARAM_LENGTH else text[: MAX_PARAM_LENGTH - 3] + "..."

@@ -29,11 +29,13 @@ from typing import Any
 from pypads.calls import Call
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
+from pypads.loggers.lineage import Origin, first_data, lineage
 from pypads.loggers.values import named_arguments
 from pypads.provenance import provenance
 from pypads.schemas import PIPELINE_GRAPH
 
-HOOK_KINDS = {"pypads_fit": "fit", "pypads_predict": "predict", "pypads_transform": "transform", "pypads_metric": "metric"}
+HOOK_KINDS = {"pypads_fit": "fit", "pypads_partial_fit": "fit", "pypads_predict": "predict",
+              "pypads_transform": "transform", "pypads_metric": "metric"}
 
 
 class _Graph:
@@ -137,11 +139,31 @@ class PipelineTracker(Logger):
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
             return
+        _follow(call)
         graph = self._graph(call.run)
         if call.order not in graph.node_ids:  # omitted: no data edge can start from it
             return
         with graph.lock:
             graph.produced(call.result, call.order)
+
+
+def _follow(call: Call) -> None:
+    """The lineage of an estimator's call (see :mod:`pypads.loggers.lineage`): the data
+    a fit saw, and where a prediction came from, which names the metrics scoring it."""
+    if call.instance is None:
+        return
+    kinds = _kinds(call.hooks)
+    known = lineage(call.run)
+    data, position = first_data(call.args, call.kwargs, call.instance)
+    if "fit" in kinds:
+        known.fitted(call.instance, data)
+    if "predict" in kinds or "transform" in kinds:
+        training = known.on_training_data(call.instance, data)
+        if call.depth == 0:
+            name = known.caller_name(data, position) if data is not None else None
+            known.produced(call.result, Origin(known.label(call.instance), name, training))
+        else:
+            known.produced(call.result, Origin(None, None, training))
 
 
 @functools.cache

@@ -1,0 +1,206 @@
+"""Lineage: which model and which data a value came from, so that what a run logs can
+be named in words a reader knows (``RandomForestRegressor.r2_score_X_test``).
+
+Three things are remembered per run, all by identity and weakly (no user data is kept
+alive):
+
+- a *label* per estimator the user's own code fitted or scored: its class name for the
+  first one, ``<Class>_1``, ``<Class>_2``… for other instances of the class;
+- the data each estimator was fitted on, so that a prediction on that very data is
+  known to be a *training* one;
+- the *origin* of each prediction: the label of the model that made it, the caller's
+  variable name for the data it was made on, and whether that was the training data.
+
+The caller's variable name is found once per place in the code (code object and
+instruction), by the identity of the argument among that frame's local variables, and
+cached: a metric computed in a loop pays a dictionary lookup for it, not a search.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from types import CodeType, FrameType
+from typing import Any, NamedTuple
+
+from pypads.context import RunContext
+
+_PYPADS_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Origin(NamedTuple):
+    """Where a value came from."""
+
+    model: str | None
+    """The label of the user's estimator whose prediction it is (None inside a library)."""
+    data: str | None
+    """The caller's variable name for the data it was computed on, if known."""
+    training: bool
+    """Whether it was computed on the data the estimator was fitted on."""
+
+
+class Lineage:
+    """The lineage of one run; get it with :func:`lineage`."""
+
+    def __init__(self, libraries: frozenset[str]) -> None:
+        self._lock = threading.Lock()
+        self._libraries = libraries  # frames in these packages are not the user's
+        self._labels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+        self._per_class: dict[str, int] = {}
+        self._fitted_on: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._origins: dict[int, tuple[weakref.ref[Any], Origin]] = {}
+        self._names: dict[tuple[CodeType, int, int], str | None] = {}
+        self._internal: dict[CodeType, bool] = {}
+        self._steps: dict[str, int] = {}
+
+    # --- models ---------------------------------------------------------------------
+    def label(self, instance: Any) -> str:
+        """The label of ``instance``, given at its first sight."""
+        try:
+            label = self._labels.get(instance)
+            if label is None:
+                label = self.relabel(instance)
+            return label
+        except TypeError:  # not weakly referenceable or not hashable: a label of its own each time
+            return self._next_label(type(instance).__name__)
+
+    def relabel(self, instance: Any) -> str:
+        """A new label for ``instance`` (its hyper-parameters changed since it was logged)."""
+        label = self._next_label(type(instance).__name__)
+        self._labels[instance] = label
+        return label
+
+    def _next_label(self, kind: str) -> str:
+        with self._lock:
+            index = self._per_class.get(kind, 0)
+            self._per_class[kind] = index + 1
+        return kind if index == 0 else f"{kind}_{index}"
+
+    def labels_of(self, kind: str) -> int:
+        """How many labels the class named ``kind`` has been given."""
+        return self._per_class.get(kind, 0)
+
+    def fitted(self, instance: Any, data: Any) -> None:
+        """``instance`` was fitted on ``data``."""
+        try:
+            self._fitted_on[instance] = id(data)
+        except TypeError:
+            pass
+
+    def on_training_data(self, instance: Any, data: Any) -> bool:
+        try:
+            return data is not None and self._fitted_on.get(instance) == id(data)
+        except TypeError:
+            return False
+
+    # --- values ---------------------------------------------------------------------
+    def produced(self, value: Any, origin: Origin) -> None:
+        key = id(value)
+
+        def forget(_: object) -> None:
+            self._origins.pop(key, None)
+
+        try:
+            self._origins[key] = (weakref.ref(value, forget), origin)
+        except TypeError:  # numbers, tuples…: nothing to follow
+            pass
+
+    def origin_of(self, values: tuple[Any, ...]) -> Origin | None:
+        """The origin of the first of ``values`` (or of the array it is a view of:
+        ``proba[:, 1]``) that a tracked prediction returned."""
+        for value in values:
+            for candidate in (value, getattr(value, "base", None)):
+                entry = self._origins.get(id(candidate)) if candidate is not None else None
+                if entry is not None and entry[0]() is candidate:
+                    return entry[1]
+        return None
+
+    # --- the user's code ------------------------------------------------------------
+    def caller_name(self, value: Any, position: int) -> str | None:
+        """The user's variable name for ``value``, the ``position``-th argument of the
+        tracked call being made (found once per place in the user's code)."""
+        frame = self._user_frame()
+        if frame is None:
+            return None
+        key = (frame.f_code, frame.f_lasti, position)
+        try:
+            return self._names[key]
+        except KeyError:
+            pass
+        name = _name_in(frame, value)
+        self._names[key] = name
+        return name
+
+    def _user_frame(self) -> FrameType | None:
+        frame: FrameType | None = sys._getframe(2)
+        internal = self._internal
+        while frame is not None:
+            code = frame.f_code
+            inside = internal.get(code)
+            if inside is None:
+                inside = internal[code] = self._is_internal(frame)
+            if not inside:
+                return frame
+            frame = frame.f_back
+        return None
+
+    def _is_internal(self, frame: FrameType) -> bool:
+        filename = frame.f_code.co_filename
+        if filename.startswith(_PYPADS_FOLDER) or filename.startswith("<pypads"):
+            return True
+        module = frame.f_globals.get("__name__")
+        return isinstance(module, str) and module.partition(".")[0] in self._libraries
+
+    # --- series ---------------------------------------------------------------------
+    def next_step(self, series: str) -> int:
+        """1 for the first value of ``series``, then 2, 3…"""
+        with self._lock:
+            step = self._steps[series] = self._steps.get(series, 0) + 1
+        return step
+
+
+def _name_in(frame: FrameType, value: Any) -> str | None:
+    """A variable of ``frame`` (local, else global) that holds ``value`` itself; public
+    names first."""
+    found = None
+    for scope in (frame.f_locals, frame.f_globals):
+        for name, candidate in list(scope.items()):
+            if candidate is value and name.isidentifier():
+                if not name.startswith("_"):
+                    return name
+                found = found or name
+    return found
+
+
+_KEY = object()  # the key of the lineage among a run's states
+# The last run asked about and its lineage: a metric in a loop skips the run's lock.
+_last: tuple[RunContext | None, Lineage | None] = (None, None)
+
+
+def lineage(run: RunContext) -> Lineage:
+    """The lineage of ``run`` (one per run, shared by all loggers)."""
+    global _last
+    last_run, found = _last
+    if last_run is run and found is not None:
+        return found
+    state = run.state(_KEY)
+    found = state.get("lineage")
+    if found is None:
+        libraries = frozenset(file.library for file in run.mappings)
+        found = state.setdefault("lineage", Lineage(libraries))
+    _last = (run, found)
+    return found
+
+
+def first_data(call_args: tuple[Any, ...], kwargs: dict[str, Any], instance: Any) -> tuple[Any, int]:
+    """The call's first data argument (``X`` of a method, ``y_true`` of a function) and
+    its position among the arguments."""
+    position = 1 if instance is not None else 0
+    if len(call_args) > position:
+        return call_args[position], position
+    for key in ("X", "y_true", "labels_true"):
+        if key in kwargs:
+            return kwargs[key], -1
+    return None, -1
