@@ -225,7 +225,8 @@ def every_class(root=object):
     return seen
 
 keys = {f"{cls.__module__}.{cls.__qualname__}": names for cls, names in every_class().items()
-        if cls.__module__.startswith(("sklearn", "__main__"))}
+        # a class's __module__ can be a slot descriptor (seen on Python 3.10), not a name
+        if isinstance(cls.__module__, str) and cls.__module__.startswith(("sklearn", "__main__"))}
 tracked = "pypads" in vars(DecisionTreeClassifier)["fit"].__code__.co_filename
 print(json.dumps({"tracked": tracked, "outputs": outputs, "keys": keys}))
 """
