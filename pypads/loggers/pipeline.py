@@ -6,9 +6,11 @@ argument (or the instance) that is the very object an earlier call returned. Out
 are remembered by identity through weak references only, so the tracker keeps no user
 data alive; values that cannot be weakly referenced (numbers, tuples) make no edges.
 
-At run end it writes ``pipeline/graph.json`` and ``pipeline/graph.png`` — a picture in
-which calls of the same kind in the same place (a grid search's fits) are one box with
-a count, so that it stays readable however many calls there were.
+At run end it writes ``pipeline/graph.json`` (every call) and ``pipeline/graph.png``: the
+script's own story — data → fit → predict → metric — in which calls of one kind are one
+box with a count (a 50-fit loop is one box ×50) and what scikit-learn called inside a
+call (a grid search's fits) is folded into it, so it stays readable however many calls
+there were.
 
 A node costs about 600 bytes until the run ends, so only the first ``max_calls`` calls
 become nodes; later ones are counted per kind and place (``omitted`` in the document),
@@ -243,44 +245,67 @@ def summarize(
     return boxes, box_of
 
 
+def story(document: Mapping[str, Any]) -> tuple[list[dict[str, Any]], set[tuple[int, int]]]:
+    """The script's own calls as boxes (one per kind of call, ``count`` calls), each with
+    how many calls scikit-learn made ``inside`` them, and the data edges between boxes
+    (an edge from or to an inner call counts for the script's call around it)."""
+    nodes = list(document["nodes"])
+    outer: dict[int, int] = {}  # node -> the script's call it happened in
+    for node in nodes:
+        if node["depth"] == 0:
+            outer[node["id"]] = node["id"]
+        elif node["parent"] in outer:
+            outer[node["id"]] = outer[node["parent"]]
+    top = [node for node in nodes if node["depth"] == 0]
+    boxes, box_of = summarize(top, [place for place in document.get("omitted", []) if place["depth"] == 0])
+    for box in boxes:
+        box["inside"] = 0
+    for node in nodes:
+        if node["depth"] > 0 and outer.get(node["id"]) in box_of:
+            boxes[box_of[outer[node["id"]]]]["inside"] += 1
+    edges = set()
+    for edge in document["edges"]:
+        start, end = box_of.get(outer.get(edge["from"], -1)), box_of.get(outer.get(edge["to"], -1))
+        if edge["kind"] == "data" and start is not None and end is not None and start != end:
+            edges.add((start, end))
+    return boxes, edges
+
+
 def draw(document: Mapping[str, Any]) -> bytes:
-    """Rows by nesting depth, boxes in order of first call, grey lines to the calling
-    box, red arrows for data flow."""
+    """The script's story left to right: each of its calls after the calls whose results
+    it used (data flow in red arrows, calls of one kind one box ×N), what scikit-learn
+    did inside a call folded into it (``+N inside``; ``graph.json`` has every call)."""
     # Imported at run end only: matplotlib takes half a second to import. The figure
     # API without pyplot leaves the user's backend and figures alone.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    boxes, box_of = summarize(list(document["nodes"]), list(document.get("omitted", [])))
+    boxes, edges = story(document)
+    column = [0] * len(boxes)
+    for index in range(len(boxes)):  # boxes are in order of first call: edges backwards are loops
+        column[index] = max([column[start] + 1 for start, end in edges if end == index and start < index], default=0)
     rows: dict[int, list[int]] = {}
-    for index, box in enumerate(boxes):
-        rows.setdefault(box["depth"], []).append(index)
-    widest = max(len(row) for row in rows.values())
-    position = {index: (column - (len(row) - 1) / 2, -depth) for depth, row in rows.items() for column, index in enumerate(row)}
-    figure = Figure(figsize=(min(max(6.0, 2.2 * widest), 40.0), 1.2 + 1.5 * len(rows)), dpi=100)
+    for index in range(len(boxes)):
+        rows.setdefault(column[index], []).append(index)
+    tallest = max(len(row) for row in rows.values())
+    position = {index: (float(col), -float(row.index(index))) for col, row in rows.items() for index in row}
+    figure = Figure(figsize=(min(max(6.0, 2.6 * len(rows)), 40.0), min(1.2 + 1.1 * tallest, 40.0)), dpi=100)
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
-    for index, box in enumerate(boxes):
-        if box["parent"] is not None:
-            (x0, y0), (x1, y1) = position[box["parent"]], position[index]
-            axes.plot([x0, x1], [y0, y1], color="#bbbbbb", linewidth=0.8, zorder=1)
-    drawn = set()
-    for edge in document["edges"]:
-        start, end = box_of.get(edge["from"]), box_of.get(edge["to"])
-        if edge["kind"] != "data" or start is None or end is None or start == end or (start, end) in drawn:
-            continue
-        drawn.add((start, end))
+    for start, end in sorted(edges):
         axes.annotate("", xy=position[end], xytext=position[start], zorder=2,
-                      arrowprops={"arrowstyle": "->", "color": "#c0392b", "connectionstyle": "arc3,rad=0.2"})
+                      arrowprops={"arrowstyle": "->", "color": "#c0392b", "connectionstyle": "arc3,rad=0.15"})
     for index, box in enumerate(boxes):
-        label = box["call"].replace(".", ".\n", 1) + (f"\n×{box['count']}" if box["count"] > 1 else "")
+        label = box["call"].replace(".", ".\n", 1) + (f" ×{box['count']}" if box["count"] > 1 else "")
+        if box["inside"]:
+            label += f"\n(+{box['inside']} inside)"
         axes.text(*position[index], label, ha="center", va="center", fontsize=8, zorder=3,
-                  bbox={"boxstyle": "round", "facecolor": "#dde8f7" if box["depth"] == 0 else "#f5f5f5"})
-    half = (widest - 1) / 2
-    axes.set_xlim(-half - 0.7, half + 0.7)
-    axes.set_ylim(-(len(rows) - 1) - 0.6, 0.6)
+                  bbox={"boxstyle": "round", "facecolor": "#dde8f7"})
+    axes.set_xlim(-0.7, len(rows) - 0.3)
+    axes.set_ylim(-(tallest - 1) - 0.6, 0.6)
     axes.axis("off")
-    axes.set_title("pypads pipeline: calls by nesting depth (×N: N calls), data flow in red", fontsize=9)
+    axes.set_title("pypads pipeline: the script's calls (×N: N calls; +N inside: calls scikit-learn made in them), "
+                   "data flow in red", fontsize=9)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", bbox_inches="tight")
     return buffer.getvalue()
