@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """Set up and run pypads from a fresh clone with nothing but Python 3.10+.
 
-    python3 dev.py example   # install, then track examples/iris.py into the default store
-    python3 dev.py test      # install, then run the whole test suite
+    python3 dev.py example                 # install, then track examples/iris.py into the default store
+    python3 dev.py test                    # install, then run the whole test suite
+    python3 dev.py test --python 3.10      # the same on another Python (a version or a path)
 
 Installing means: Poetry in ``.tools/`` (a private virtualenv), the project and its
-locked dependencies in ``.venv/``, and their byte-code compiled once (this machine
-sets PYTHONDONTWRITEBYTECODE, and recompiling MLflow at every start costs seconds).
+locked dependencies in ``.venv/`` (for another Python: ``.venvs/``), and their byte-code
+compiled once (this machine sets PYTHONDONTWRITEBYTECODE, and recompiling MLflow at
+every start costs seconds). Arguments after the task (and ``--python``) go to pytest.
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -19,26 +23,50 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 TOOLS = ROOT / ".tools"
+OTHER_VENVS = ROOT / ".venvs"
 POETRY_VERSION = "2.5.1"
 
 
-def run(*command: str | Path) -> None:
+def run(*command: str | Path, env: dict[str, str] | None = None) -> None:
     print("+", " ".join(map(str, command)), flush=True)
-    subprocess.run([str(part) for part in command], cwd=ROOT, check=True)
+    subprocess.run([str(part) for part in command], cwd=ROOT, check=True, env=env)
 
 
 def executable(env: Path, name: str) -> Path:
     return env / ("Scripts" if os.name == "nt" else "bin") / name
 
 
-def install() -> Path:
+def find_python(wanted: str) -> Path | None:
+    """An interpreter for ``wanted``: a path, or a version such as ``3.10`` found on PATH
+    (``python3.10``) or among pyenv's versions."""
+    if os.sep in wanted:
+        return Path(wanted) if Path(wanted).exists() else None
+    on_path = shutil.which(f"python{wanted}")
+    if on_path:
+        return Path(on_path)
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    found = sorted(glob.glob(str(pyenv_root / "versions" / f"{wanted}.*" / "bin" / "python")))
+    return Path(found[-1]) if found else None
+
+
+def install(interpreter: Path | None = None) -> Path:
+    """Install everything; returns the Python of the environment the project is in."""
     poetry = executable(TOOLS, "poetry")
     if not poetry.exists():
         venv.create(TOOLS, with_pip=True)
         run(executable(TOOLS, "python"), "-m", "pip", "install", "--quiet", f"poetry=={POETRY_VERSION}")
-    run(poetry, "install", "--no-interaction")
-    python = executable(ROOT / ".venv", "python")
-    run(python, "-m", "compileall", "-q", "-j", "0", ROOT / ".venv", ROOT / "pypads")
+    env = None
+    if interpreter is not None:  # an environment of its own, beside the default .venv
+        env = {**os.environ, "POETRY_VIRTUALENVS_IN_PROJECT": "false", "POETRY_VIRTUALENVS_PATH": str(OTHER_VENVS)}
+        run(poetry, "env", "use", interpreter, env=env)
+    run(poetry, "install", "--no-interaction", env=env)
+    if interpreter is None:
+        python = executable(ROOT / ".venv", "python")
+    else:
+        location = subprocess.run([str(poetry), "env", "info", "--path"], cwd=ROOT, env=env, check=True,
+                                  capture_output=True, text=True).stdout.strip()
+        python = executable(Path(location), "python")
+    run(python, "-m", "compileall", "-q", "-j", "0", python.parent.parent, ROOT / "pypads")
     return python
 
 
@@ -47,10 +75,19 @@ def main(argv: list[str]) -> int:
     if task not in {"example", "test"}:
         print(__doc__)
         return 2
-    python = install()
+    rest = argv[2:]
+    interpreter = None
+    if rest[:1] == ["--python"] and len(rest) > 1:
+        interpreter = find_python(rest[1])
+        if interpreter is None:
+            print(f"dev.py: no Python {rest[1]} on this machine (looked on PATH and in pyenv's versions)",
+                  file=sys.stderr)
+            return 3
+        rest = rest[2:]
+    python = install(interpreter)
     if task == "example":
         return subprocess.run([str(python), str(ROOT / "examples" / "iris.py")], cwd=ROOT).returncode
-    return subprocess.run([str(python), "-m", "pytest", *argv[2:]], cwd=ROOT).returncode
+    return subprocess.run([str(python), "-m", "pytest", *rest], cwd=ROOT).returncode
 
 
 if __name__ == "__main__":
