@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ MAX_TAGS_PER_BATCH = 100
 MAX_ENTITIES_PER_BATCH = 1000
 UPLOAD_CHUNK = 200  # files per log_artifacts call
 PICKLE = "model.pkl"  # a saved model's pickle, as mlflow.sklearn names it
+# The experiment tag MLflow 3's UI reads for the view an experiment opens in, and the
+# value of its model-training ("Machine learning") view; without it, GenAI's.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+MODEL_TRAINING_KIND = "custom_model_development"
 
 Warn = Callable[[str, str], None]
 Call = Callable[..., Any]
@@ -48,26 +53,31 @@ def _direct(function: Callable[..., Any], *args: Any) -> Any:
     return function(*args)
 
 
-def open_run(target: RunTarget) -> tuple[MlflowClient, str]:
+def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowClient, str]:
     """The client and the id of the run to write into: the one to join, or a new run
     in the target's experiment, tagged the way ``mlflow.start_run`` tags it (user,
-    source, git commit) so the UI shows where it came from."""
+    source, git commit) so the UI shows where it came from. ``start_time`` (ms) is when
+    the script started tracking: the run is opened later, off the script's thread, and
+    its "Created at" and "Duration" must not count that delay."""
     client = MlflowClient(target.store.tracking_uri)
     if target.join_run_id is not None:
         return client, target.join_run_id
     experiment_id = ensure_experiment(client, target.store, target.experiment_name)
-    run = client.create_run(experiment_id, tags=context_registry.resolve_tags())
+    run = client.create_run(experiment_id, start_time=start_time, tags=context_registry.resolve_tags())
     return client, run.info.run_id
 
 
 def open_fluent_run(target: RunTarget) -> tuple[MlflowClient, str]:
     """Like :func:`open_run`, but through ``mlflow.start_run`` on the calling thread,
-    so the run is MLflow's active run there, for a script that uses MLflow itself."""
+    so the run is MLflow's active run there, for a script that uses MLflow itself.
+    It starts now, not after the second that MLflow's first store access can take."""
+    start_time = int(time.time() * 1000)
     client = MlflowClient(target.store.tracking_uri)
     if target.join_run_id is not None:
         return client, target.join_run_id
     experiment_id = ensure_experiment(client, target.store, target.experiment_name)
-    return client, mlflow.start_run(experiment_id=experiment_id).info.run_id
+    run = client.create_run(experiment_id, start_time=start_time, tags=context_registry.resolve_tags())
+    return client, mlflow.start_run(run_id=run.info.run_id).info.run_id
 
 
 def start_fluent_run(run_id: str) -> None:
@@ -86,7 +96,9 @@ def end_fluent_run(run_id: str, status: str) -> bool:
 
 
 def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
-    """The id of experiment ``name``, created with an explicit artifact folder if new."""
+    """The id of experiment ``name``; if new, created with an explicit artifact folder
+    and marked as model training, so MLflow's UI opens it in its "Machine learning"
+    view rather than the GenAI one (an experiment the user made is left as it is)."""
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
         return experiment.experiment_id
@@ -95,7 +107,8 @@ def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
         location = (store.artifact_root / safe).as_uri()
     try:
-        return client.create_experiment(name, artifact_location=location)
+        return client.create_experiment(name, artifact_location=location,
+                                        tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING_KIND})
     except Exception:  # another process created it between our two calls
         experiment = client.get_experiment_by_name(name)
         if experiment is None:

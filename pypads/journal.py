@@ -16,7 +16,8 @@ A journal exists before its MLflow run does (the run is opened off the script's
 thread), so it is named by a local id and learns the run id later:
 
     <PYPADS_HOME>/journal/<local id>/
-        meta.json        tracking URI, experiment, run id once known, the script's pid
+        meta.json        tracking URI, experiment, run id once known, the script's pid,
+                         the run's start time (when PyPads() ran, not when MLflow heard of it)
         uploader.json    the pid of the process that uploads it, if not the script
         status           the status the script ended the run with
         entities.jsonl   one line per param set, metric, tag set or artifact
@@ -37,6 +38,7 @@ import math
 import os
 import shutil
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -135,6 +137,8 @@ class Journal:
             "tracking_uri": target.store.tracking_uri, "experiment": target.experiment_name,
             "artifact_root": str(target.store.artifact_root) if target.store.artifact_root else None,
             "pid": os.getpid(), "started": psutil.Process().create_time(),
+            # The run opens later, off the script's thread: MLflow gets this as its start.
+            "start_time": int(time.time() * 1000),
         }
         journal._write_meta(journal._created)
         with _create(journal._reserve, PRIVATE_FILE) as reserve:

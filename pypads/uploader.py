@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import importlib
 import json
 import os
@@ -140,6 +141,7 @@ class Uploader:
         self.owns_run: bool = meta.get("owns_run", True)
         store = Store(meta["tracking_uri"], Path(meta["artifact_root"]) if meta.get("artifact_root") else None)
         self.target = RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"))
+        self.start_time: int | None = meta.get("start_time")  # ms; when PyPads() made the journal
         self.clock = clock or AnswerClock()
         self.client: Any = None
         self.run_id: str | None = None
@@ -161,7 +163,7 @@ class Uploader:
         # Outside the lock: the first import of MLflow may run hold_mlflow_import's hook,
         # which opens the run on this very thread.
         try:
-            open_run = self._open_run or connection().open_run
+            open_run = self._open_run or functools.partial(connection().open_run, start_time=self.start_time)
         except Exception as error:  # MLflow cannot even be imported
             open_run = _raise(error)
         with self._open_lock:
