@@ -178,7 +178,7 @@ def hot_metrics(store: str, quick: bool) -> None:
     """)
     output = script_output(script)[0].split()
     tracked, untracked, run_id = float(output[0]), float(output[1]), output[2]
-    stored = len(MlflowClient(store).get_metric_history(run_id, "accuracy_score"))
+    stored = len(MlflowClient(store).get_metric_history(run_id, "accuracy_score_y"))
     row(f"{calls} accuracy_score calls", f"{tracked * 1e6:.1f} µs each", f"untracked {untracked * 1e6:.1f} µs",
         f"+{(tracked - untracked) * 1e6:.1f} µs (budget 50 µs); {stored}/{calls} values in MLflow")
 

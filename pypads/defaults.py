@@ -6,7 +6,8 @@ from typing import Any
 
 from pypads.callmonitor import CallRecorder
 from pypads.loggers import (
-    Cpu, Disk, Input, Log, LogInit, Metric, MlflowAutologger, Output, Parameters, PipelineTracker, Ram, WriteFormats,
+    CrossValidation, Cpu, Datasets, Disk, Input, Log, LogInit, Metric, MlflowAutologger, Model, Output, Parameters,
+    PipelineTracker, Ram, Search, WriteFormats,
 )
 from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
 
@@ -21,6 +22,11 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "pipeline": {"on": ["pypads_fit", "pypads_partial_fit", "pypads_predict", "pypads_transform",
                             "pypads_metric", "pypads_cross_validate", "pypads_validate"]},
         "log": {"on": ["pypads_log"]},
+        # What a run is about: the fitted model, the data, a search's result, CV scores.
+        "model": {"on": ["pypads_fit"], "depth": 0},
+        "datasets": {"on": ["pypads_fit", "pypads_predict", "pypads_metric", "pypads_cross_validate"], "depth": 0},
+        "search": {"on": ["pypads_fit"], "depth": 0},
+        "crossval": {"on": ["pypads_cross_validate"], "depth": 0},
     },
     "recursion_identity": False,
     "recursion_depth": -1,
@@ -47,7 +53,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
 # own (a forest's trees, a search's candidates); -1 (every depth) for the others.
 # Metrics stay at every depth: scores computed inside a library call get series of
 # their own (see Metric). "depth": -1 on an event brings back everything.
-DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "hardware": 0, "output": 0, "input": 0}
+DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "hardware": 0, "output": 0, "input": 0,
+                                        "model": 0, "datasets": 0, "search": 0, "crossval": 0}
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "parameters": Parameters(),
@@ -59,6 +66,10 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "autolog": MlflowAutologger(),
     "pipeline": PipelineTracker(_pypads_pipeline_type="normal", _pypads_pipeline_args=False),
     "init": LogInit(),
+    "model": Model(),
+    "datasets": Datasets(),
+    "search": Search(),
+    "crossval": CrossValidation(),
     # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}
     "calls": CallRecorder(),
 }

@@ -59,7 +59,8 @@ def test_a_script_that_does_not_use_mlflow_never_loads_it_and_its_run_is_complet
     run = only_run(store_of(tmp_path))
     assert result.stdout.split() == [run.run_id, "[]"]
     assert run.status == "FINISHED"
-    assert run.params["DecisionTreeClassifier_1.max_depth"] == "3" and "accuracy_score" in run.metrics
+    assert run.params["DecisionTreeClassifier_1.max_depth"] == "3"
+    assert "DecisionTreeClassifier_1.accuracy_score_X" in run.metrics
     assert run.tags["mlflow.source.name"].endswith("script.py")
     assert list((tmp_path / "home" / "journal").iterdir()) == []
 
@@ -301,5 +302,5 @@ def test_sigkill_loses_nothing(tmp_path, uploader):
     run = RunView(store_of(tmp_path), run_id)
     assert run.status == "KILLED"
     assert run.params["DecisionTreeClassifier_1.max_depth"] == "3"
-    assert [step for step, _ in run.metric_history("accuracy_score")] == list(range(1, 201))
+    assert [step for step, _ in run.metric_history("DecisionTreeClassifier_1.accuracy_score_X")] == list(range(1, 201))
     assert load(run_id, tracking_uri=store_of(tmp_path)).calls("DecisionTreeClassifier.predict") == 200

@@ -74,7 +74,7 @@ def test_tracking_into_a_remote_server(tracking_server, make_tracker):
     run = RunView(url, run_id)
     assert run.status == "FINISHED"
     assert run.params["DecisionTreeClassifier.max_depth"] == "2"
-    assert "accuracy_score" in run.metrics
+    assert "DecisionTreeClassifier.accuracy_score_X" in run.metrics
     assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier(max_depth=2)"
     assert any(served.rglob("output.txt"))  # stored by the server, not beside the script
 
@@ -112,6 +112,6 @@ def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypa
         recovered = RunView(url, run.info.run_id)
         assert recovered.status == "FINISHED"
         assert recovered.params["DecisionTreeClassifier.max_depth"] == "2"
-        assert recovered.metrics["accuracy_score"] == accuracy
+        assert recovered.metrics["DecisionTreeClassifier.accuracy_score_X"] == accuracy
         assert recovered.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == \
             "DecisionTreeClassifier(max_depth=2)"

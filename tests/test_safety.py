@@ -122,7 +122,7 @@ def test_unreachable_store_warns_and_the_script_goes_on(monkeypatch):
     # Nothing is lost: the journal keeps it for the next PyPads() that reaches the store.
     pending = Journal(journal.folder).read_new(journal.committed())
     assert pending.params["DecisionTreeClassifier.random_state"] == "0"
-    assert [key for key, *_ in pending.metrics].count("accuracy_score") == 1
+    assert [key for key, *_ in pending.metrics].count("DecisionTreeClassifier.accuracy_score_X") == 1
     assert journal.status() == "FINISHED"
     journal.discard()
 
@@ -214,7 +214,8 @@ class Refitting(DecisionTreeClassifier):
 def test_recursion_identity_skips_the_same_method_on_the_same_object(make_tracker, identity, expected):
     recorder = Recorder()
     make_tracker(logging_fns={"output": recorder}, config={
-        "events": {"output": {"on": ["pypads_fit"]}}, "recursion_identity": identity,
+        # every depth: this is about recursion_identity alone, not the event's default depth 0
+        "events": {"output": {"on": ["pypads_fit"], "depth": -1}}, "recursion_identity": identity,
     })
     Refitting().fit(X, y)
     assert [name for name, *_ in recorder.seen] == expected  # in order of completion

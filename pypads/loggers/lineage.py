@@ -26,6 +26,7 @@ from types import CodeType, FrameType
 from typing import Any, NamedTuple
 
 from pypads.context import RunContext
+from pypads.loggers.frames import name_of
 
 _PYPADS_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -129,7 +130,7 @@ class Lineage:
             return self._names[key]
         except KeyError:
             pass
-        name = _name_in(frame, value)
+        name = name_of(frame, value)
         self._names[key] = name
         return name
 
@@ -159,19 +160,6 @@ class Lineage:
         with self._lock:
             step = self._steps[series] = self._steps.get(series, 0) + 1
         return step
-
-
-def _name_in(frame: FrameType, value: Any) -> str | None:
-    """A variable of ``frame`` (local, else global) that holds ``value`` itself; public
-    names first."""
-    found = None
-    for scope in (frame.f_locals, frame.f_globals):
-        for name, candidate in list(scope.items()):
-            if candidate is value and name.isidentifier():
-                if not name.startswith("_"):
-                    return name
-                found = found or name
-    return found
 
 
 _KEY = object()  # the key of the lineage among a run's states
