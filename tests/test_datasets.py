@@ -64,3 +64,68 @@ def test_a_dataframe_is_an_input_with_its_columns_and_no_internal_call_adds_one(
     item = run.run.inputs.dataset_inputs[0]
     columns = [column["name"] for column in json.loads(item.dataset.schema)["mlflow_colspec"]]
     assert columns == ["sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)"]
+
+
+def lines(run, path: str) -> list[dict]:
+    return [json.loads(line) for line in run.artifact_text(path).splitlines()]
+
+
+def test_calls_refer_to_datasets_and_a_loop_of_predicts_adds_no_files(tmp_path):
+    run = script_ok("""
+        from pypads.loggers import Input, Output
+        EVENTS["input"] = {"on": ["pypads_fit", "pypads_predict", "pypads_metric"], "depth": 0}
+        LOGGERS.update(input=Input(layout="function"), output=Output(layout="function"))
+        track()
+        from sklearn import datasets, metrics
+        from sklearn.model_selection import train_test_split
+        from sklearn.tree import DecisionTreeClassifier
+        X, y = datasets.load_iris(return_X_y=True)
+        X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+        model = DecisionTreeClassifier(max_depth=3).fit(X_train, y_train)
+        for _ in range(200):
+            y_pred = model.predict(X_test)
+        metrics.accuracy_score(y_test, y_pred, normalize=True)
+        try:
+            model.predict(X_test[:, :2])
+        except ValueError:
+            pass
+    """, tmp_path)
+    calls = run.artifacts("calls")
+    assert calls == ["calls/DecisionTreeClassifier.fit.jsonl", "calls/DecisionTreeClassifier.predict.jsonl",
+                     "calls/accuracy_score.jsonl"]
+    assert [name for name in inputs(run)].count("X_test") == 1
+    header, *predicts = lines(run, "calls/DecisionTreeClassifier.predict.jsonl")
+    assert header["provenance"]["logger"] in {"Input", "Output"}
+    digest = inputs(run)["X_test"][1]
+    given = [line["inputs"]["X"] for line in predicts if "inputs" in line]
+    assert len(given) == 201 and given[0] == {"dataset": "X_test", "digest": digest}
+    assert given.count(given[0]) == 200  # the sliced X_test of the last call is no dataset
+    outputs = [line for line in predicts if "output" in line]
+    assert len(outputs) == 200 and outputs[0]["output"].startswith("[2, 1, 0")
+    assert predicts[-1]["call"] == 201 and predicts[-1]["exception"].startswith("ValueError: X has 2 features")
+    fit = lines(run, "calls/DecisionTreeClassifier.fit.jsonl")[1]
+    assert fit["inputs"]["y"] == {"dataset": "X_train", "digest": inputs(run)["X_train"][1], "part": "targets"}
+    score = lines(run, "calls/accuracy_score.jsonl")[1]
+    assert score["inputs"]["y_true"]["dataset"] == "y_test" and score["inputs"]["normalize"] is True
+
+
+def test_large_values_in_a_call_log_are_summarised_and_pickles_stay_files(tmp_path):
+    run = script_ok("""
+        from pypads.loggers import Input, Output
+        EVENTS["input"] = {"on": ["pypads_fit", "pypads_predict"], "depth": 0}
+        EVENTS["pickled"] = {"on": ["pypads_fit"], "depth": 0}
+        LOGGERS.update(input=Input(layout="function", max_inline=100), output=Output(layout="function", max_inline=100),
+                       pickled=Input(write_format="pickle"))
+        track()
+        from sklearn.linear_model import Ridge
+        rng = np.random.default_rng(0)
+        X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
+        model = Ridge().fit(X, y, sample_weight=np.ones(50))
+        model.predict(X)
+    """, tmp_path)
+    fit = lines(run, "calls/Ridge.fit.jsonl")[1]
+    summary = fit["inputs"]["sample_weight"]["summary"]
+    assert summary["shape"] == [50] and summary["dtype"] == "float64" and len(summary["blake3"]) == 64
+    predicted = [line for line in lines(run, "calls/Ridge.predict.jsonl") if "output" in line][0]["output"]
+    assert predicted["summary"]["shape"] == [50]
+    assert "calls/0001_Ridge.fit/input/X.pickle" in run.artifacts("calls")  # asked for: copies to load again

@@ -7,6 +7,7 @@ import math
 import sys
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.loggers.frames import name_of
 from pypads.loggers.serialize import content_digest
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
@@ -66,10 +68,72 @@ def caller_name(value: Any, call: Call) -> str | None:
         frame = frame.f_back
     if frame is None:
         return None
-    for name, candidate in frame.f_locals.items():
-        if candidate is value and not name.startswith("_"):
-            return name
-    return None
+    name = name_of(frame, value)
+    return name if name is not None and not name.startswith("_") else None
+
+
+@dataclass
+class Known:
+    """A dataset as the run knows it: what the Datasets logger logs, and what the Input
+    logger refers to instead of copying the data."""
+
+    name: str
+    digest: str
+    context: str
+    features: dict[str, Any]
+    targets: dict[str, Any] | None
+    logged: bool = False
+
+    def reference(self, part: str | None = None) -> dict[str, Any]:
+        """How a call's record names this dataset (``part="targets"`` for its ``y``)."""
+        shown = {"dataset": self.name, "digest": self.digest}
+        return {**shown, "part": part} if part else shown
+
+
+class Catalogue:
+    """The datasets of one run, known by the identity of their ``(X, y)`` objects (no
+    digest again for the same objects) and by their digest (equal content under other
+    objects). An object changed in place after its first sight keeps its first digest."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, int], tuple[weakref.ref[Any], Known | None]] = {}
+        self._by_digest: dict[str, Known] = {}
+
+    def known(self, features: Any, targets: Any) -> Known | None:
+        """The dataset of these very objects, if seen before (a dict lookup, no digest)."""
+        entry = self._seen.get((id(features), id(targets)))
+        return entry[1] if entry is not None and entry[0]() is features else None
+
+    def identify(self, call: Call, features: Any, targets: Any) -> Known | None:
+        """The dataset of ``features`` (with ``targets``): seen before, or digested and
+        named now; None for a value that is no array or frame, or cannot be digested."""
+        entry = self._seen.get((id(features), id(targets)))
+        if entry is not None and entry[0]() is features:
+            return entry[1]
+        described = describe(features)
+        if described is None:
+            return None
+        try:
+            reference = weakref.ref(features)
+        except TypeError:
+            return None
+        digest = _digest(features, targets)
+        known = None if digest is None else self._by_digest.get(digest)
+        if digest is not None and known is None:
+            known = self._by_digest[digest] = Known(
+                caller_name(features, call) or f"dataset-{digest[:8]}", digest,
+                "training" if call.hooks & FIT_HOOKS else "evaluation", described, describe(targets))
+        self._seen[(id(features), id(targets))] = (reference, known)
+        return known
+
+
+def catalogue(call: Call) -> Catalogue:
+    """The run's :class:`Catalogue`, shared by the loggers that name datasets."""
+    state = call.run.state(Catalogue)
+    found = state.get("catalogue")
+    if found is None:
+        found = state.setdefault("catalogue", Catalogue())
+    return found
 
 
 class Datasets(Logger):
@@ -89,40 +153,25 @@ class Datasets(Logger):
         features, targets = data_arguments(call)
         if features is None:
             return
-        state = call.run.state(self)
-        seen: dict[tuple[int, int], weakref.ref[Any]] = state.setdefault("seen", {})
-        reference = seen.get((id(features), id(targets)))
-        if reference is not None and reference() is features:
+        known = catalogue(call).identify(call, features, targets)
+        if known is None or known.logged:
             return  # the common case: the same object again
-        self._first_sight(call, features, targets, state, options["max_datasets"])
-
-    def _first_sight(self, call: Call, features: Any, targets: Any, state: dict[str, Any], limit: int) -> None:
-        described = describe(features)
-        digests: set[str] = state.setdefault("digests", set())
-        if described is None or len(digests) > limit:
+        state = call.run.state(self)
+        logged = state.get("logged", 0)
+        if logged >= options["max_datasets"]:
+            if not state.get("over"):
+                state["over"] = True
+                call.run.writer.set_tag("pypads.datasets",
+                                        f"more than {options['max_datasets']} datasets: later ones are not logged")
             return
-        try:
-            reference = weakref.ref(features)
-        except TypeError:
-            return
-        digest = _digest(features, targets)
-        state["seen"][(id(features), id(targets))] = reference
-        if digest is None or digest in digests:
-            return
-        digests.add(digest)
-        if len(digests) > limit:
-            call.run.writer.set_tag("pypads.datasets", f"more than {limit} datasets: later ones are not logged")
-            return
-        name = caller_name(features, call) or f"dataset-{digest[:8]}"
-        shape = described["shape"]
+        state["logged"], known.logged = logged + 1, True
+        shape = known.features["shape"]
         profile: dict[str, Any] = {"num_rows": shape[0] if shape else 0, "num_elements": math.prod(shape)}
-        target_description = describe(targets)
-        if target_description is not None:
-            profile["targets_shape"] = target_description["shape"]
+        if known.targets is not None:
+            profile["targets_shape"] = known.targets["shape"]
         call.run.writer.log_entry({
-            "kind": "dataset", "name": name, "digest": digest,
-            "context": "training" if call.hooks & FIT_HOOKS else "evaluation",
-            "features": described, "targets": target_description, "profile": profile,
+            "kind": "dataset", "name": known.name, "digest": known.digest, "context": known.context,
+            "features": known.features, "targets": known.targets, "profile": profile,
         })
 
 
