@@ -146,3 +146,26 @@ def test_models_are_switched_off_by_name_and_an_unpicklable_estimator_is_a_tag(t
         tree.fit(X, y)
     """, other)
     assert "cannot be pickled" in run.tags["pypads.models.DecisionTreeClassifier"]
+
+
+def test_a_fitted_transformer_loads_with_mlflow_sklearn_and_says_it_has_no_pyfunc(tmp_path, monkeypatch):
+    run = script_ok("""
+        track()
+        from sklearn import datasets
+        from sklearn.preprocessing import StandardScaler
+        X, y = datasets.load_iris(return_X_y=True)
+        np.save("scaled.npy", StandardScaler().fit(X).transform(X))
+    """, tmp_path)
+    model = logged_models(run)["StandardScaler"]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", run.uri)
+    uri = f"models:/{model.model_id}"
+    from sklearn import datasets
+    X, _ = datasets.load_iris(return_X_y=True)
+    assert np.allclose(mlflow.sklearn.load_model(uri).transform(X), np.load(tmp_path / "scaled.npy"))
+    assert "python_function" not in mlflow.models.get_model_info(uri).flavors
+    try:
+        mlflow.pyfunc.load_model(uri)
+    except mlflow.exceptions.MlflowException as error:
+        assert "python_function" in str(error)
+    else:
+        raise AssertionError("a transformer has no pyfunc flavour to load")

@@ -34,6 +34,9 @@ class Model(Logger):
     ``GridSearchCV-best_estimator``), in its state at the run's end: a refit replaces the
     state saved before, and a state equal to one saved already is not saved again.
 
+    A transformer (no ``predict``) is saved too, without MLflow's pyfunc flavour:
+    ``mlflow.sklearn.load_model`` gives it back, fitted, to ``transform`` with.
+
     On the calling thread this costs a cloudpickle of the estimator and one append to
     the journal; the uploader builds the MLflow model as the run ends (see
     ``docs/run.md``). At most ``max_models`` estimators per run; the tag
@@ -68,6 +71,9 @@ class Model(Logger):
         call.run.writer.log_entry({
             "kind": "model", "key": key, "name": name, "module": type(estimator).__module__,
             "input": describe(features), "output": describe(targets),
+            # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
+            # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
+            "predicts": hasattr(estimator, "predict"),
             "tags": {"estimator_name": type(estimator).__name__,
                      "estimator_class": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
                      "pypads.call": f"{call.name}#{call.number}"},
