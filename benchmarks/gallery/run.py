@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/gallery/run.py                 # all scripts (about 15 minutes)
     .venv/bin/python benchmarks/gallery/run.py --quick         # a handful, one repetition
     .venv/bin/python benchmarks/gallery/run.py --only cv_score_models --only search_grid_svc
+    .venv/bin/python benchmarks/gallery/run.py --commit HEAD   # pypads as committed, not the working tree
 
 Each script in ``scripts/`` is plain scikit-learn (no pypads in it). Untracked it runs as
 ``python script.py``; tracked, as the same script run by runpy after
@@ -20,26 +21,24 @@ test: nothing here asserts a budget.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from report import Outcome, describe, summary
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 QUICK = ("classify_iris_tree", "pipeline_column_transformer", "search_grid_pipeline", "cv_score_models",
          "partial_fit_sgd_classifier")
-MEDIAN_FILES, MAX_FILES = 60, 500
-MEDIAN_BYTES, MAX_BYTES = 1_000_000, 20_000_000
-MEDIAN_RATIO = 1.5
 SETTLE_TIMEOUT = 180.0
 
 # Tracked: the same file, run by runpy after PyPads(); argv[0] and path[0] as `python script.py` sets them.
@@ -51,27 +50,9 @@ LAUNCHER = ("import runpy, sys\n"
             "runpy.run_path({path!r}, run_name='__main__')\n")
 
 
-@dataclass
-class Outcome:
-    """What one script cost: its artifacts (from the first tracked run) and its wall times."""
-
-    name: str
-    untracked: list[float] = field(default_factory=list)
-    tracked: list[float] = field(default_factory=list)
-    files: int = 0
-    other_bytes: int = 0
-    model_files: int = 0
-    model_bytes: int = 0
-    runs: int = 0
-    statuses: str = ""
-    failures: list[str] = field(default_factory=list)
-    patterns: Counter[str] = field(default_factory=Counter)
-    pattern_bytes: Counter[str] = field(default_factory=Counter)
-    error: str = ""
-
-    @property
-    def ratio(self) -> float:
-        return statistics.median(self.tracked) / statistics.median(self.untracked)
+REPOSITORY = Path(__file__).resolve().parents[2]
+# Set by --commit: a folder holding pypads/ and mappings/ of that commit, first on the scripts' path.
+SNAPSHOT: list[Path] = []
 
 
 def environment(home: Path | None) -> dict[str, str]:
@@ -79,6 +60,8 @@ def environment(home: Path | None) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()
            if key not in {"MLFLOW_TRACKING_URI", "MLFLOW_PATH", "MLFLOW_RUN_ID", "PYPADS_HOME"}}
     env["MLFLOW_DISABLE_TELEMETRY"] = "true"
+    if SNAPSHOT:
+        env["PYTHONPATH"] = os.pathsep.join([str(SNAPSHOT[0]), *filter(None, [env.get("PYTHONPATH")])])
     if home is not None:
         env["PYPADS_HOME"] = str(home)
     return env
@@ -172,77 +155,6 @@ def measure(script: Path, root: Path, template: Path, repeats: int) -> Outcome:
     return outcome
 
 
-def size(count_bytes: float) -> str:
-    for unit, scale in (("MB", 1e6), ("kB", 1e3)):
-        if count_bytes >= scale:
-            return f"{count_bytes / scale:.1f} {unit}"
-    return f"{count_bytes:.0f} B"
-
-
-def describe(outcome: Outcome) -> str:
-    if outcome.error:
-        return f"  {outcome.name}: FAILED {outcome.error.strip().splitlines()[-1] if outcome.error.strip() else ''}"
-    failures = f"; failed loggers: {', '.join(outcome.failures)}" if outcome.failures else ""
-    return (f"  {outcome.name}: {outcome.files} files, {size(outcome.other_bytes)} other, models {outcome.model_files} "
-            f"files {size(outcome.model_bytes)}; {outcome.runs} runs ({outcome.statuses}) | untracked "
-            f"{statistics.median(outcome.untracked):.2f} s, tracked {statistics.median(outcome.tracked):.2f} s | "
-            f"{outcome.ratio:.2f}x{failures}")
-
-
-def top_patterns(outcome: Outcome, shown: int = 4) -> str:
-    return ", ".join(f"{kind} x{files} ({size(outcome.pattern_bytes[kind])})"
-                     for kind, files in outcome.patterns.most_common(shown))
-
-
-def verdict(ok: bool) -> str:
-    return "met" if ok else "NOT met"
-
-
-def summary(outcomes: list[Outcome], repeats: int) -> None:
-    done = [outcome for outcome in outcomes if not outcome.error]
-    failed = [outcome.name for outcome in outcomes if outcome.error]
-    if not done:
-        print("no script ran to the end")
-        return
-    files = [outcome.files for outcome in done]
-    other = [outcome.other_bytes for outcome in done]
-    models = [outcome.model_bytes for outcome in done]
-    ratios = [outcome.ratio for outcome in done]
-    most_files = max(done, key=lambda outcome: outcome.files)
-    most_bytes = max(done, key=lambda outcome: outcome.other_bytes)
-    over_files = [outcome.name for outcome in done if outcome.files > MAX_FILES]
-    over_bytes = [outcome.name for outcome in done if outcome.other_bytes > MAX_BYTES]
-    rows = [
-        (f"artifact files per run ({len(done)} scripts)", f"median {statistics.median(files):.0f}, max {most_files.files} "
-         f"({most_files.name})", f"of which model files: median {statistics.median(o.model_files for o in done):.0f}",
-         f"budget median ≤ {MEDIAN_FILES} ({verdict(statistics.median(files) <= MEDIAN_FILES)}), none above {MAX_FILES} "
-         f"({verdict(not over_files)}: {len(over_files)} above)"),
-        ("artifact bytes other than models", f"median {size(statistics.median(other))}, max {size(most_bytes.other_bytes)} "
-         f"({most_bytes.name})", f"models: median {size(statistics.median(models))}, max {size(max(models))}",
-         f"budget median ≤ {size(MEDIAN_BYTES)} ({verdict(statistics.median(other) <= MEDIAN_BYTES)}), none above "
-         f"{size(MAX_BYTES)} ({verdict(not over_bytes)}: {len(over_bytes)} above)"),
-        (f"wall time, tracked / untracked (median of {repeats})",
-         f"tracked median {statistics.median(statistics.median(o.tracked) for o in done):.2f} s",
-         f"untracked median {statistics.median(statistics.median(o.untracked) for o in done):.2f} s",
-         f"median ratio {statistics.median(ratios):.2f}x, max {max(ratios):.2f}x (budget median ≤ {MEDIAN_RATIO}x: "
-         f"{verdict(statistics.median(ratios) <= MEDIAN_RATIO)})"),
-    ]
-    print("\n| row | pypads | anchor | ratio |\n|---|---|---|---|")
-    for name, measured, anchor, ratio in rows:
-        print(f"| {name} | {measured} | {anchor} | {ratio} |")
-    print("\nWorst 5 by artifact files:\n\n| script | files | other bytes | model bytes | wall ratio | most files |\n"
-          "|---|---|---|---|---|---|")
-    for outcome in sorted(done, key=lambda o: (o.files, o.other_bytes), reverse=True)[:5]:
-        print(f"| {outcome.name} | {outcome.files} | {size(outcome.other_bytes)} | {size(outcome.model_bytes)} | "
-              f"{outcome.ratio:.2f}x | {top_patterns(outcome)} |")
-    everything: Counter[str] = Counter()
-    for outcome in done:
-        everything.update(outcome.patterns)
-    print("\nFiles by kind over all scripts: " + ", ".join(f"{kind} x{n}" for kind, n in everything.most_common(10)))
-    if failed:
-        print(f"\nFAILED ({len(failed)}): {', '.join(failed)}")
-
-
 def chosen_scripts(options: argparse.Namespace) -> list[Path]:
     scripts = sorted(SCRIPTS.glob("*.py"))
     names = options.only or (QUICK if options.quick else None)
@@ -259,9 +171,30 @@ def make_template(folder: Path) -> Path:
     """A SQLite store with MLflow's tables: creating them takes seconds, copying it does not."""
     from mlflow.tracking import MlflowClient
 
+    logging.getLogger("mlflow").setLevel(logging.WARNING)  # its notes on creating tables, not ours to print
     database = folder / "template.db"
     MlflowClient(f"sqlite:///{database}").search_experiments()
     return database
+
+
+def git(*arguments: str) -> str:
+    return subprocess.run(["git", *arguments], cwd=REPOSITORY, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def pypads_under_test(commit: str | None, root: Path) -> str:
+    """Which pypads the scripts run: the working tree (other sessions may be editing it), or
+    ``commit`` exported into ``root`` and put first on the scripts' path."""
+    if commit is None:
+        dirty = git("status", "--porcelain", "--", "pypads", "mappings")
+        return f"pypads of the working tree at {git('rev-parse', '--short', 'HEAD')}" + (
+            " with uncommitted changes in pypads/ or mappings/" if dirty else "")
+    snapshot = root / "pypads-snapshot"
+    snapshot.mkdir()
+    archive = subprocess.run(["git", "archive", commit, "pypads", "mappings"], cwd=REPOSITORY, capture_output=True,
+                             check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(snapshot)], input=archive, check=True)
+    SNAPSHOT.append(snapshot)
+    return f"pypads at commit {git('rev-parse', '--short', commit)} (exported; the working tree is not used)"
 
 
 def main() -> None:
@@ -270,14 +203,16 @@ def main() -> None:
     parser.add_argument("--only", action="append", metavar="NAME", help="this script only (repeatable)")
     parser.add_argument("--repeats", type=int, help="alternating repetitions per script (default 3, quick 1)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (stores, stderr logs)")
+    parser.add_argument("--commit", metavar="REV", help="run pypads as committed at REV instead of the working tree")
     options = parser.parse_args()
     repeats = options.repeats or (1 if options.quick else 3)
     scripts = chosen_scripts(options)
     root = Path(tempfile.mkdtemp(prefix="pypads-gallery-"))
     load = os.getloadavg()[0]
-    print(f"pypads gallery benchmark: {len(scripts)} scripts, {repeats} alternating repetition(s) each; "
-          f"load average {load:.1f} on {os.cpu_count()} cores", flush=True)
     try:
+        print(f"pypads gallery benchmark: {len(scripts)} scripts, {repeats} alternating repetition(s) each; "
+              f"{pypads_under_test(options.commit, root)}; {time.strftime('%Y-%m-%d')}; load average {load:.1f} "
+              f"on {os.cpu_count()} cores", flush=True)
         template = make_template(root)
         outcomes = []
         for script in scripts:
