@@ -21,6 +21,7 @@ from pypads.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
 from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
 from pypads.loggers.serialize import WriteFormats
+from pypads.loggers.values import LAYOUTS
 from pypads.mapping import MappingFile
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -107,6 +108,8 @@ OPTION_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "max_bytes": _whole_number(0),
     "max_variants": _whole_number(0),
     "max_calls": _whole_number(0),
+    "layout": (" or ".join(map(repr, LAYOUTS)), lambda value: value in LAYOUTS),
+    "max_inline": _whole_number(0),
     "max_models": _whole_number(0),
     "max_datasets": _whole_number(0),
     "max_child_runs": _whole_number(0),

@@ -149,6 +149,16 @@ def ended_run(uri: str, timeout: float = 60) -> RunView:
         time.sleep(0.2)
 
 
+def journals_uploaded(home: Path, timeout: float = 60) -> list[Path]:
+    """The journals still in ``home`` once they are gone or ``timeout`` has passed: an
+    uploader finishes a recovery on its own after its script has exited."""
+    folder = home / "journal"
+    deadline = time.monotonic() + timeout
+    while folder.exists() and any(folder.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
 def script_environment(tmp_path: Path) -> dict[str, str]:
     """The environment for a script whose runs go to the default store in ``tmp_path/home``.
 

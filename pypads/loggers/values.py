@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pypads.calls import Call
-from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import Known, catalogue, data_arguments
 from pypads.loggers.serialize import WriteFormats, serialize, write_format
@@ -80,17 +79,6 @@ def inline(value: Any, max_inline: int) -> Any:
 
 class _ValueLogger(Logger):
     defaults = {"write_format": "text", "max_bytes": 1_000_000, "layout": DEFAULT_LAYOUT, "max_inline": 1024}
-
-    def check_options(self, options: Mapping[str, Any], where: str) -> dict[str, Any]:
-        checked = super().check_options(options, where)
-        if checked.get("layout", DEFAULT_LAYOUT) not in LAYOUTS:
-            raise ConfigError(f"{where}: {self.name}'s layout must be one of {', '.join(LAYOUTS)}, "
-                              f"not {checked['layout']!r}")
-        try:
-            write_format(checked.get("write_format", "text"))
-        except ValueError as error:
-            raise ConfigError(f"{where}: {error}") from None
-        return checked
 
     @staticmethod
     def per_call(options: Mapping[str, Any]) -> bool:
