@@ -20,7 +20,7 @@ X, y = datasets.load_iris(return_X_y=True)
 
 
 def test_large_values_are_summarised_with_shape_dtype_and_digest(make_tracker, read_run):
-    tracker = make_tracker(config={"events": {"input": {"on": ["pypads_fit"], "with": {"max_bytes": 1000}}}})
+    tracker = make_tracker(config={"events": {"input": {"on": ["pypads_fit"], "with": {"max_bytes": 1000, "layout": "call"}}}})
     DecisionTreeClassifier().fit(X, y)
     run_id = tracker.run_id
     tracker.end_run()
@@ -51,8 +51,8 @@ def test_failed_call_writes_its_exception(make_tracker, read_run):
         DecisionTreeClassifier().fit(X, y[:3])
     run_id = tracker.run_id
     tracker.end_run()
-    text = read_run(run_id).artifact_text("calls/0001_DecisionTreeClassifier.fit/exception.txt")
-    assert text.startswith("ValueError: ")
+    last = read_run(run_id).artifact_text("calls/DecisionTreeClassifier.fit.jsonl").splitlines()[-1]
+    assert json.loads(last)["exception"].startswith("ValueError: ")
 
 
 def test_hardware_metrics_per_fit_with_steps(make_tracker, read_run):

@@ -59,6 +59,13 @@ def logged_models(run: RunView) -> dict[str, mlflow.entities.LoggedModel]:
     return {model.name: model for model in models if model.source_run_id == run.run_id}
 
 
+def use_store(uri, monkeypatch):
+    """Load models from ``uri``, for this test only: a URI an earlier test set in this
+    process with mlflow.set_tracking_uri would win over the environment."""
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", uri)
+
+
 def test_a_tree_a_pipeline_and_a_search_load_with_both_loaders_and_predict_as_the_script_did(tmp_path, monkeypatch):
     run = script_ok("""
         track()
@@ -83,7 +90,7 @@ def test_a_tree_a_pipeline_and_a_search_load_with_both_loaders_and_predict_as_th
     assert set(models) == {"DecisionTreeClassifier", "Pipeline", "GridSearchCV-best_estimator"}
     assert {run.run_id} == {model.source_run_id for model in models.values()}
     assert {output.model_id for output in run.run.outputs.model_outputs} == {model.model_id for model in models.values()}
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", run.uri)
+    use_store(run.uri, monkeypatch)
     import pandas as pd
     X = pd.read_pickle(tmp_path / "X.pkl")
     for name, data, expected in [("DecisionTreeClassifier", X.values, "tree.npy"), ("Pipeline", X, "pipe.npy"),
@@ -115,7 +122,7 @@ def test_only_the_final_state_of_estimators_the_script_fitted_is_saved(tmp_path,
     """, tmp_path)
     models = logged_models(run)
     assert list(models) == ["DecisionTreeClassifier"], list(models)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", run.uri)
+    use_store(run.uri, monkeypatch)
     loaded = mlflow.sklearn.load_model(f"models:/{models['DecisionTreeClassifier'].model_id}")
     assert loaded.max_depth == 4
     from sklearn import datasets
@@ -157,7 +164,7 @@ def test_a_fitted_transformer_loads_with_mlflow_sklearn_and_says_it_has_no_pyfun
         np.save("scaled.npy", StandardScaler().fit(X).transform(X))
     """, tmp_path)
     model = logged_models(run)["StandardScaler"]
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", run.uri)
+    use_store(run.uri, monkeypatch)
     uri = f"models:/{model.model_id}"
     from sklearn import datasets
     X, _ = datasets.load_iris(return_X_y=True)

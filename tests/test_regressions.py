@@ -99,7 +99,7 @@ def test_a_call_that_outlives_end_run_still_writes(make_tracker, read_run):
     tracker.end_run()
     release.set()
     worker.join(30)
-    assert "calls/0001_Slow.fit/output.txt" in read_run(run_id).artifacts()
+    assert "calls/Slow.fit.jsonl" in read_run(run_id).artifacts()
 
 
 def test_flush_reentered_on_the_draining_thread_returns_instead_of_deadlocking(store_uri, tmp_path):

@@ -75,8 +75,8 @@ def test_tracking_into_a_remote_server(tracking_server, make_tracker):
     assert run.status == "FINISHED"
     assert run.params["DecisionTreeClassifier.max_depth"] == "2"
     assert "DecisionTreeClassifier.accuracy_score_X" in run.metrics
-    assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier(max_depth=2)"
-    assert any(served.rglob("output.txt"))  # stored by the server, not beside the script
+    assert '"output": "DecisionTreeClassifier(max_depth=2)"' in run.artifact_text("calls/DecisionTreeClassifier.fit.jsonl")
+    assert any(served.rglob("DecisionTreeClassifier.fit.jsonl"))  # stored by the server, not beside the script
 
 
 def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypads_syncs(tmp_path, empty_store):
@@ -113,5 +113,5 @@ def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypa
         assert recovered.status == "FINISHED"
         assert recovered.params["DecisionTreeClassifier.max_depth"] == "2"
         assert recovered.metrics["DecisionTreeClassifier.accuracy_score_X"] == accuracy
-        assert recovered.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == \
-            "DecisionTreeClassifier(max_depth=2)"
+        assert '"output": "DecisionTreeClassifier(max_depth=2)"' in \
+            recovered.artifact_text("calls/DecisionTreeClassifier.fit.jsonl")

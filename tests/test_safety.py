@@ -228,8 +228,9 @@ def test_super_chain_is_one_call(make_tracker, read_run):
     RidgeCV().fit(X, y)  # RidgeCV.fit calls _BaseRidgeCV.fit through super()
     run_id = tracker.run_id
     tracker.end_run()
-    folders = {path.split("/")[1] for path in read_run(run_id).artifacts("calls")}
-    assert [name for name in folders if name.endswith("RidgeCV.fit")] == ["0001_RidgeCV.fit"]
+    run = read_run(run_id)
+    assert [path for path in run.artifacts("calls") if "RidgeCV.fit" in path] == ["calls/RidgeCV.fit.jsonl"]
+    assert [line.count('"call": ') for line in run.artifact_text("calls/RidgeCV.fit.jsonl").splitlines()] == [0, 1, 1]
 
 
 @pytest.mark.parametrize("events", [None, {"calls": {"on": ["pypads_fit"]}}], ids=["default", "call recording"])

@@ -31,7 +31,7 @@ def test_every_json_artifact_of_a_run_validates_and_names_its_origin(make_tracke
         return data * 1.0
 
     tracker = make_tracker(config={"events": {
-        "input": {"on": ["pypads_fit"], "with": {"max_bytes": 500}},
+        "input": {"on": ["pypads_fit"], "with": {"max_bytes": 500, "layout": "call"}},
         "pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_transform", "pypads_metric"]},
         "calls": {"on": ["pypads_predict"]},
     }})

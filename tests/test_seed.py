@@ -44,12 +44,11 @@ def test_seed_usage_example_verbatim(tmp_path, empty_store):
     assert run.params["DecisionTreeClassifier.criterion"] == "gini"
     assert run.metrics == {}  # neither metric nor hardware events are in this config
     assert sorted(run.artifacts("calls")) == [
-        "calls/0001_DecisionTreeClassifier.fit/input/X.txt",
-        "calls/0001_DecisionTreeClassifier.fit/input/y.txt",
-        "calls/0001_DecisionTreeClassifier.fit/output.txt",
-        "calls/0002_DecisionTreeClassifier.predict/output.txt",
+        "calls/DecisionTreeClassifier.fit.jsonl",
+        "calls/DecisionTreeClassifier.predict.jsonl",
     ]
-    assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier()"
+    last = run.artifact_text("calls/DecisionTreeClassifier.fit.jsonl").splitlines()[-1]
+    assert '"output": "DecisionTreeClassifier()"' in last
 
 
 def test_seed_default_config_shape():

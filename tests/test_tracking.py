@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import ast
 import inspect
 import pickle
@@ -34,11 +36,10 @@ def test_issue_example_logs_params_artifacts_and_metric(make_tracker, read_run):
     # issue 11: the series says which model was scored and on which data (the variable X)
     assert run.metrics["DecisionTreeClassifier.accuracy_score_X"] == pytest.approx(accuracy)
     files = run.artifacts()
-    assert "calls/0001_DecisionTreeClassifier.fit/input/X.txt" in files
-    assert "calls/0001_DecisionTreeClassifier.fit/output.txt" in files
-    assert "calls/0002_DecisionTreeClassifier.predict/output.txt" in files
-    assert run.artifact_text("calls/0001_DecisionTreeClassifier.fit/output.txt") == "DecisionTreeClassifier(max_depth=3)"
-    assert "5.1" in run.artifact_text("calls/0001_DecisionTreeClassifier.fit/input/X.txt")
+    assert "calls/DecisionTreeClassifier.fit.jsonl" in files and "calls/DecisionTreeClassifier.predict.jsonl" in files
+    _, given, result = [json.loads(line) for line in run.artifact_text("calls/DecisionTreeClassifier.fit.jsonl").splitlines()]
+    assert result["output"] == "DecisionTreeClassifier(max_depth=3)"
+    assert set(given["inputs"]["X"]) == {"dataset", "digest"}  # the data is named, not copied
     assert any(key.startswith("system/DecisionTreeClassifier.fit.cpu") for key in run.metrics)
 
 
@@ -98,7 +99,7 @@ def test_pipeline_tracks_its_steps(make_tracker, read_run):
     assert run.params["Pipeline.clf__max_iter"] == "500"
     assert "Pipeline.scale__with_mean" in run.params
     assert not [key for key in run.params if key.startswith(("LogisticRegression.", "StandardScaler."))]
-    calls = [name.split("_", 1)[1] for name in sorted({path.split("/")[1] for path in run.artifacts("calls")})]
+    calls = sorted(path.split("/")[1].removesuffix(".jsonl") for path in run.artifacts("calls"))
     # issue 11: the calls the pipeline makes inside are in its graph, not folders of their own
     assert calls == ["Pipeline.fit", "Pipeline.predict"]
 
@@ -147,7 +148,7 @@ def test_user_subclass_defined_after_pypads_is_tracked(make_tracker, read_run):
     tracker.end_run()
     run = read_run(run_id)
     assert run.params["ShallowTree.max_depth"] == "1"
-    assert any(path.startswith("calls/0001_ShallowTree.fit/") for path in run.artifacts())
+    assert "calls/ShallowTree.fit.jsonl" in run.artifacts()
 
 
 def test_patched_methods_keep_identity_signature_pickle_and_hasattr(make_tracker):

@@ -31,7 +31,7 @@ from pypads.provenance import provenance
 
 LAYOUTS = ("function", "call")
 # The layout of loggers not told otherwise. "call" keeps the seed's folder per call.
-DEFAULT_LAYOUT = "call"
+DEFAULT_LAYOUT = "function"
 # What a summary inside a line needs: the rest of a value summary is the file's business.
 _SUMMARY_KEYS = ("type", "shape", "dtype", "approximate_bytes", "blake3")
 
