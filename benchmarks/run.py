@@ -427,22 +427,25 @@ def exit_wait(store: str, quick: bool) -> None:
         "call nobody answers, each at most flush_timeout 5 s), data left in the journal")
 
 
+SECTIONS: dict[str, Callable[[str, bool], None]] = {
+    "inactive_hooks": inactive_hooks, "tracked_fit": tracked_fit, "hot_metrics": hot_metrics,
+    "start_up": start_up, "call_recording": lambda store, quick: call_recording(quick), "memory": memory,
+    "large_inputs": large_inputs, "exit_wait": exit_wait,
+}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run with tiny sizes")
+    parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), help="run only these rows")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pypads-bench-") as home:
         os.environ["PYPADS_HOME"] = home
         store = f"sqlite:///{Path(home) / 'bench.db'}"
         print("pypads benchmarks" + (" (quick)" if options.quick else ""), flush=True)
-        inactive_hooks(store, options.quick)
-        tracked_fit(store, options.quick)
-        hot_metrics(store, options.quick)
-        start_up(store, options.quick)
-        call_recording(options.quick)
-        memory(store, options.quick)
-        large_inputs(store, options.quick)
-        exit_wait(store, options.quick)
+        for name, section in SECTIONS.items():
+            if not options.only or name in options.only:
+                section(store, options.quick)
     print("\n| row | pypads | anchor | ratio |\n|---|---|---|---|")
     for name, measured, anchor, ratio in ROWS:
         print(f"| {name} | {measured} | {anchor} | {ratio} |")
