@@ -131,7 +131,7 @@ def count(home: Path, outcome: Outcome) -> None:
     outcome.files = len(files)
 
 
-def measure(script: Path, root: Path, template: Path, repeats: int) -> Outcome:
+def measure(script: Path, root: Path, template: Path, repeats: int, keep: bool = False) -> Outcome:
     """Alternating untracked and tracked runs of one script; artifacts of the first tracked one."""
     outcome = Outcome(script.stem)
     work = root / "cwd"  # not a git repository: IGit logs nothing, as for a script outside one
@@ -149,7 +149,8 @@ def measure(script: Path, root: Path, template: Path, repeats: int) -> Outcome:
                 count(home, outcome)
             else:
                 settle(home)
-            shutil.rmtree(home, ignore_errors=True)
+            if not (keep and repeat == 0):  # --keep: the first tracked run's store, to look into
+                shutil.rmtree(home, ignore_errors=True)
     except RuntimeError as error:
         outcome.error = str(error)
     return outcome
@@ -202,7 +203,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}, one repetition")
     parser.add_argument("--only", action="append", metavar="NAME", help="this script only (repeatable)")
     parser.add_argument("--repeats", type=int, help="alternating repetitions per script (default 3, quick 1)")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (stores, stderr logs)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (first tracked stores, stderr logs)")
     parser.add_argument("--commit", metavar="REV", help="run pypads as committed at REV instead of the working tree")
     options = parser.parse_args()
     repeats = options.repeats or (1 if options.quick else 3)
@@ -216,7 +217,7 @@ def main() -> None:
         template = make_template(root)
         outcomes = []
         for script in scripts:
-            outcomes.append(measure(script, root, template, repeats))
+            outcomes.append(measure(script, root, template, repeats, options.keep))
             print(describe(outcomes[-1]), flush=True)
         summary(outcomes, repeats)
     finally:
