@@ -149,6 +149,19 @@ def ended_run(uri: str, timeout: float = 60) -> RunView:
         time.sleep(0.2)
 
 
+def store_of(tmp_path: Path) -> str:
+    """The default store of scripts run with :func:`script_environment` (``tmp_path/home``)."""
+    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
+
+
+@pytest.fixture
+def home_with_store(tmp_path: Path, empty_store: Path) -> Path:
+    """The scripts' PYPADS_HOME, with a store whose tables exist (creating them takes seconds)."""
+    (tmp_path / "home").mkdir(exist_ok=True)
+    shutil.copyfile(empty_store, tmp_path / "home" / "mlflow.db")
+    return tmp_path / "home"
+
+
 def journals_uploaded(home: Path, timeout: float = 60) -> list[Path]:
     """The journals still in ``home`` once they are gone or ``timeout`` has passed: an
     uploader finishes a recovery on its own after its script has exited."""

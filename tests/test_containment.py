@@ -4,7 +4,6 @@ test runs a real script in a subprocess."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
@@ -13,7 +12,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import ended_run, script_environment
+from conftest import ended_run, script_environment, store_of
+
+pytestmark = pytest.mark.usefixtures("home_with_store")
 
 FAILING_LOGGER = """
 from pypads import Logger, PyPads
@@ -30,16 +31,6 @@ X, y = datasets.load_iris(return_X_y=True)
 model = DecisionTreeClassifier(max_depth=2).fit(X, y)
 print("fitted", model.get_depth(), flush=True)
 """
-
-
-@pytest.fixture(autouse=True)
-def home_with_store(tmp_path, empty_store):
-    (tmp_path / "home").mkdir()
-    shutil.copyfile(empty_store, tmp_path / "home" / "mlflow.db")
-
-
-def store_of(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
 
 
 def python(tmp_path: Path, code: str, *flags: str, env: dict[str, str] | None = None,

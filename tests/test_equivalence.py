@@ -377,9 +377,9 @@ def test_enough_estimators_were_compared_and_tracked(
     assert run.info.status == "FINISHED"
     failures = {key: value for key, value in run.data.tags.items() if key.startswith("pypads.failure.")}
     assert not failures, failures
-    folders = [Path(item.path).name for item in client.list_artifacts(run_id, "calls")]
-    fitted_classes = {folder.split("_", 1)[1].rsplit(".", 1)[0] for folder in folders
-                      if folder.endswith((".fit", ".fit_predict", ".fit_transform"))}
+    # one calls/<Class>.<method>.jsonl per function called
+    files = [Path(item.path).name.removesuffix(".jsonl") for item in client.list_artifacts(run_id, "calls")]
+    fitted_classes = {name.rsplit(".", 1)[0] for name in files if name.endswith((".fit", ".fit_predict", ".fit_transform"))}
     assert set(comparable) <= fitted_classes, f"fits not tracked: {sorted(set(comparable) - fitted_classes)}"
     param_classes = {key.split(".", 1)[0] for key in run.data.params}
     with_params = {name for name in comparable if baselines[name].prototype.get_params(deep=False)}

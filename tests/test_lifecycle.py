@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +12,9 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import RunView, ended_run, only_run, run_script, script_environment
+from conftest import RunView, ended_run, only_run, run_script, script_environment, store_of
+
+pytestmark = pytest.mark.usefixtures("home_with_store")
 
 PRELUDE = """
 from pypads.base import PyPads
@@ -23,17 +24,6 @@ from sklearn.tree import DecisionTreeClassifier
 X, y = datasets.load_iris(return_X_y=True)
 DecisionTreeClassifier(max_depth=2).fit(X, y)
 """
-
-
-@pytest.fixture(autouse=True)
-def home_with_store(tmp_path, empty_store):
-    """The scripts' PYPADS_HOME, with a store whose schema exists (creating it takes seconds)."""
-    (tmp_path / "home").mkdir()
-    shutil.copyfile(empty_store, tmp_path / "home" / "mlflow.db")
-
-
-def store_of(tmp_path):
-    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
 
 
 def test_importing_pypads_imports_neither_mlflow_nor_matplotlib_nor_git(tmp_path):

@@ -11,7 +11,7 @@ import mlflow
 import numpy as np
 from mlflow.tracking import MlflowClient
 
-from conftest import RunView, run_script
+from conftest import RunView, run_script, store_of
 
 # The loggers of issue 11 switched on explicitly (the defaults may or may not have them).
 PRELUDE = textwrap.dedent("""
@@ -32,10 +32,6 @@ PRELUDE = textwrap.dedent("""
     def track(**config):
         return PyPads(name="issue11", config={"events": EVENTS, **config}, logging_fns=LOGGERS, mapping=CV_MAPPING)
 """)
-
-
-def store_of(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
 
 
 def parent_run(uri: str) -> RunView:
@@ -128,6 +124,20 @@ def test_only_the_final_state_of_estimators_the_script_fitted_is_saved(tmp_path,
     from sklearn import datasets
     X, _ = datasets.load_iris(return_X_y=True)
     assert (loaded.predict(X) == np.load(tmp_path / "tree.npy")).all()
+
+
+def test_estimators_made_in_a_loop_each_keep_their_model(tmp_path):
+    # Each Ridge is gone when the next is made, so Python hands the next one the same id:
+    # that must not make two estimators one model.
+    run = script_ok("""
+        track()
+        from sklearn import datasets
+        from sklearn.linear_model import Ridge
+        X, y = datasets.load_diabetes(return_X_y=True)
+        for alpha in (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0):
+            Ridge(alpha=alpha).fit(X, y)
+    """, tmp_path)
+    assert len(logged_models(run)) == 6
 
 
 def test_models_are_switched_off_by_name_and_an_unpicklable_estimator_is_a_tag(tmp_path):

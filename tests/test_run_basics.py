@@ -7,7 +7,7 @@ import time
 
 from mlflow.tracking import MlflowClient
 
-from conftest import only_run, run_script
+from conftest import only_run, run_script, store_of
 
 SCRIPT = """
 import time
@@ -20,10 +20,6 @@ from sklearn.tree import DecisionTreeClassifier
 X, y = datasets.load_iris(return_X_y=True)
 DecisionTreeClassifier().fit(X, y)
 """
-
-
-def store_of(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
 
 
 def test_the_run_starts_when_pypads_ran_not_when_its_uploader_opened_it(tmp_path):

@@ -6,7 +6,6 @@ pypads is at work never waits for pypads' own locks."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +14,9 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
-from conftest import ended_run, run_script, script_environment
+from conftest import ended_run, run_script, script_environment, store_of
+
+pytestmark = pytest.mark.usefixtures("home_with_store")
 
 PRELUDE = """
 from pypads import PyPads
@@ -25,16 +26,6 @@ from sklearn.tree import DecisionTreeClassifier
 X, y = datasets.load_iris(return_X_y=True)
 model = DecisionTreeClassifier(max_depth=2).fit(X, y)
 """
-
-
-@pytest.fixture(autouse=True)
-def home_with_store(tmp_path, empty_store):
-    (tmp_path / "home").mkdir()
-    shutil.copyfile(empty_store, tmp_path / "home" / "mlflow.db")
-
-
-def store_of(tmp_path):
-    return f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
 
 
 def test_sigterm_during_a_long_native_call_ends_the_program_at_once(tmp_path):

@@ -86,7 +86,9 @@ class Model(Logger):
         entry = known.get(id(instance))
         if entry is not None and entry[0]() is instance:
             return entry[1], entry[2]
-        if len(known) >= limit:
+        # Counted, not len(known): an id is reused once its object is gone, and the
+        # entry it overwrites must not make two estimators share a key.
+        if state.get("count", 0) >= limit:
             if not state.get("over"):
                 state["over"] = True
                 call.run.writer.set_tag("pypads.models", f"more than {limit} estimators: later ones are not saved")
@@ -99,6 +101,7 @@ class Model(Logger):
             reference: Any = weakref.ref(instance)
         except TypeError:  # no weak references: the id alone (kept for the run's life)
             reference = lambda: instance  # noqa: E731
-        key = str(len(known) + 1)
+        state["count"] = state.get("count", 0) + 1
+        key = str(state["count"])
         known[id(instance)] = (reference, key, name)
         return key, name
