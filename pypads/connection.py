@@ -278,9 +278,9 @@ def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, mod
                                                          "dependencies": ["-r requirements.txt"]}, indent=2))
     (folder / "conda.yaml").write_text(json.dumps({"name": "mlflow-env", "channels": ["conda-forge"], "dependencies": [
         f"python={python}", "pip", {"pip": requirements}]}, indent=2))
-    signature = ModelSignature(_schema(entry.get("input")), _schema(entry.get("output")))
-    if signature.inputs is not None:
-        model.signature = signature
+    inputs = _schema(entry.get("input"))
+    if inputs is not None:  # data of a kind with no schema (a list, a generator): no signature
+        model.signature = ModelSignature(inputs, _schema(entry.get("output")))
     if entry.get("predicts", True):  # pyfunc's predict calls the estimator's
         mlflow.pyfunc.add_to_model(model, loader_module="mlflow.sklearn", model_path=PICKLE, conda_env="conda.yaml",
                                    python_env="python_env.yaml", predict_fn="predict")
