@@ -140,6 +140,19 @@ def test_estimators_made_in_a_loop_each_keep_their_model(tmp_path):
     assert len(logged_models(run)) == 6
 
 
+def test_an_estimator_fitted_on_lists_is_saved_without_a_signature(make_tracker, read_run):
+    from sklearn.tree import DecisionTreeClassifier
+
+    tracker = make_tracker()
+    DecisionTreeClassifier().fit([[0], [1]], [0, 1])
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    models = logged_models(run)
+    assert list(models) == ["DecisionTreeClassifier"]
+    assert str(models["DecisionTreeClassifier"].status) in {"READY", "LoggedModelStatus.READY"}
+
+
 def test_models_are_switched_off_by_name_and_an_unpicklable_estimator_is_a_tag(tmp_path):
     run = script_ok("""
         track(disabled=["Model"])
