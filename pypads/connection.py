@@ -261,6 +261,10 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
         _write_model_folder(folder, entry, pickled, Model(artifact_path=model.artifact_location, model_uuid=model.model_id,
                                                           run_id=run_id, model_id=model.model_id))
         call(client.log_model_artifacts, model.model_id, str(folder))
+    except Exception:
+        # Marked FAILED rather than left PENDING: the UI would list it as a model to load.
+        call(client.finalize_logged_model, model.model_id, LoggedModelStatus.FAILED)
+        raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     call(client.log_outputs, run_id, [LoggedModelOutput(model.model_id, step=0)])
