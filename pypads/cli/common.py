@@ -1,0 +1,35 @@
+"""What several subcommands share: the ``--uri`` option and plain-text tables."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from pypads.store import Store, resolve_store
+
+URI_HELP = ("MLflow tracking URI or store folder (default: $MLFLOW_TRACKING_URI, then $MLFLOW_PATH, "
+            "then the store in $PYPADS_HOME or ~/.pypads)")
+
+
+def add_uri_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--uri", help=URI_HELP)
+
+
+def store_for(options: argparse.Namespace) -> Store:
+    """The store the command reads: the one ``PyPads(uri=options.uri)`` would track into."""
+    return resolve_store(getattr(options, "uri", None))
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:
+    """Rows as aligned text columns under a header line; columns in ``right`` (numbers)
+    are aligned to the right."""
+    cells = [[str(header) for header in headers]] + [["" if cell is None else str(cell) for cell in row] for row in rows]
+    widths = [max(len(row[column]) for row in cells) for column in range(len(headers))]
+
+    def line(row: list[str]) -> str:
+        parts = [cell.rjust(width) if column in right else cell.ljust(width)
+                 for column, (cell, width) in enumerate(zip(row, widths))]
+        return "  ".join(parts).rstrip()
+
+    rule = ["-" * width for width in widths]
+    return "\n".join([line(cells[0]), line(rule), *(line(row) for row in cells[1:])])

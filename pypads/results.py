@@ -1,0 +1,221 @@
+"""A tracked run's contents as pandas DataFrames, for a notebook after the run.
+
+    from pypads import results
+    results.runs(experiment="train")             # recent runs, newest first
+    results.params(run_id)                       # key, value
+    results.metrics(run_id)                      # key, step, value, timestamp
+    results.datasets(run_id)                     # the run's dataset inputs
+    results.calls(run_id)                        # the call database, a row per call
+    results.pipeline(run_id)                     # the pipeline's calls, a row per call
+
+Every function reads the store ``PyPads(uri=uri)`` would track into: ``uri``, else
+``$MLFLOW_TRACKING_URI``, else ``$MLFLOW_PATH``, else the store in ``$PYPADS_HOME``
+(``~/.pypads``). Unlike ``import pypads``, this module imports MLflow and pandas.
+A run, experiment or artifact that is not there is one :class:`ResultsError`.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+from pypads.errors import PyPadsError
+from pypads.store import resolve_store
+
+__all__ = ["ResultsError", "calls", "datasets", "metrics", "params", "pipeline", "pipeline_edges", "runs"]
+
+PIPELINE_GRAPH = "pipeline/graph.json"
+
+
+class ResultsError(PyPadsError):
+    """A run, an experiment or a part of a run asked for is not in the store."""
+
+
+def runs(experiment: str | None = None, max_results: int = 100, uri: str | None = None) -> pd.DataFrame:
+    """The most recent runs, newest first, in the manner of ``mlflow.search_runs``.
+
+    Args:
+        experiment: an experiment's name; by default runs of every experiment.
+        max_results: at most this many runs.
+        uri: the store (see the module's doc).
+
+    Returns:
+        One row per run: ``run_id``, ``run_name``, ``experiment``, ``status``,
+        ``start_time``, ``end_time`` (local ``datetime``; ``None`` while running), then
+        a ``metrics.<key>`` column per metric (latest value) and ``params.<key>`` per
+        param; a run without one has NaN or ``None`` there.
+    """
+    client = _client(uri)
+    experiments = {found.experiment_id: found.name for found in client.search_experiments()}
+    if experiment is not None:
+        chosen = client.get_experiment_by_name(experiment)
+        if chosen is None:
+            known = ", ".join(sorted(map(repr, experiments.values()))) or "none"
+            raise ResultsError(f"no experiment {experiment!r} in {_shown(uri)} (experiments: {known})")
+        experiments = {chosen.experiment_id: chosen.name}
+    if not experiments:
+        return pd.DataFrame(columns=["run_id", "run_name", "experiment", "status", "start_time", "end_time"])
+    found = client.search_runs(list(experiments), max_results=max_results, order_by=["attributes.start_time DESC"])
+    rows = [{"run_id": run.info.run_id, "run_name": run.info.run_name,
+             "experiment": experiments.get(run.info.experiment_id, run.info.experiment_id),
+             "status": run.info.status, "start_time": _time(run.info.start_time), "end_time": _time(run.info.end_time),
+             **{f"metrics.{key}": value for key, value in sorted(run.data.metrics.items())},
+             **{f"params.{key}": value for key, value in sorted(run.data.params.items())}}
+            for run in found]
+    frame = pd.DataFrame(rows, columns=["run_id", "run_name", "experiment", "status", "start_time", "end_time"] if not rows else None)
+    return frame.astype({"start_time": object, "end_time": object})
+
+
+def params(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """The run's params (``DecisionTreeClassifier.max_depth`` and friends) as rows of
+    ``key``, ``value`` (MLflow keeps params as text), sorted by key."""
+    run = _run(_client(uri), run_id, uri)
+    rows = sorted(run.data.params.items())
+    return pd.DataFrame(rows, columns=["key", "value"])
+
+
+def metrics(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """Every value of every metric of the run, steps included (a search's folds, a
+    series over epochs): rows of ``key``, ``step``, ``value``, ``timestamp`` (local
+    ``datetime``), sorted by key, step and time. System metrics (``system/…``) too."""
+    client = _client(uri)
+    run = _run(client, run_id, uri)
+    rows = [(key, point.step, point.value, _time(point.timestamp))
+            for key in sorted(run.data.metrics) for point in client.get_metric_history(run_id, key)]
+    frame = pd.DataFrame(rows, columns=["key", "step", "value", "timestamp"])
+    return frame.sort_values(["key", "step", "timestamp"], kind="stable", ignore_index=True)
+
+
+def datasets(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """The run's dataset inputs: rows of ``name``, ``context`` (``training`` or
+    ``evaluation``), ``digest``, ``source_type``, ``source``, ``schema`` and ``profile``
+    (the last two as parsed JSON, or ``None``)."""
+    run = _run(_client(uri), run_id, uri)
+    rows = []
+    for given in run.inputs.dataset_inputs if run.inputs is not None else []:
+        dataset, tags = given.dataset, {tag.key: tag.value for tag in given.tags}
+        rows.append((dataset.name, tags.get("mlflow.data.context"), dataset.digest, dataset.source_type,
+                     dataset.source, _json(dataset.schema), _json(dataset.profile)))
+    return pd.DataFrame(rows, columns=["name", "context", "digest", "source_type", "source", "schema", "profile"])
+
+
+def calls(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """The run's call database (the ``calls`` event, or ``@intercept`` in a run), a row
+    per recorded call: ``function`` (qualified name), ``call`` (its number, from 1),
+    ``duration`` (seconds), ``raised`` (the exception's type, or ``None``) and
+    ``message`` (the exception's). Values are not loaded: use
+    :func:`pypads.callmonitor.load` for them, and for replays.
+
+    Raises :class:`ResultsError` if the run has no call database.
+    """
+    from pypads.callmonitor import CallMonitorError, load
+    from pypads.callmonitor.database import RUN_FOLDER
+
+    client = _client(uri)
+    _run(client, run_id, uri)
+    if not client.list_artifacts(run_id, RUN_FOLDER):
+        raise ResultsError(f"run {run_id} has no call database ({RUN_FOLDER}/ in its artifacts): calls are "
+                           "recorded when the `calls` event is on, e.g. PyPads(config={\"events\": {\"calls\": "
+                           "{\"on\": [\"pypads_fit\", \"pypads_predict\"]}}})")
+    try:
+        database = load(run_id, tracking_uri=client.tracking_uri)
+    except CallMonitorError as error:
+        raise ResultsError(str(error)) from None
+    rows = []
+    for function, recorded in sorted(database.functions.items()):
+        for number, call in recorded.calls.items():
+            record = call.record  # read, not decoded: a summary must not load arrays or pickles
+            raised = record.get("exception") if isinstance(record.get("exception"), dict) else None
+            rows.append((function, number, _seconds(record.get("duration")),
+                         str(raised.get("type")) if raised else None, str(raised.get("message")) if raised else None))
+    return pd.DataFrame(rows, columns=["function", "call", "duration", "raised", "message"])
+
+
+def pipeline(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """The run's pipeline (``pipeline/graph.json``), a row per tracked call in the order
+    they were made: ``id``, ``call`` (``DecisionTreeClassifier.fit``), ``kinds``
+    (``fit``, ``predict``…), ``instance``, ``number`` (the how-manieth such call),
+    ``depth`` (0: the script's own call), ``parent`` (the id of the call it was made
+    in, or ``None``), ``arguments`` and ``data_from`` (the ids of the calls whose
+    results it took as arguments). Calls past the logger's ``max_calls`` are not there.
+    """
+    graph = _pipeline_graph(run_id, uri)
+    data_from: dict[int, list[int]] = {}
+    for edge in graph["edges"]:
+        if edge["kind"] == "data":
+            data_from.setdefault(edge["to"], []).append(edge["from"])
+    rows = [{"id": node["id"], "call": node["call"], "kinds": node["kinds"], "instance": node["instance"],
+             "number": node["number"], "depth": node["depth"], "parent": node["parent"],
+             "arguments": node.get("arguments", []), "data_from": data_from.get(node["id"], [])}
+            for node in graph["nodes"]]
+    columns = ["id", "call", "kinds", "instance", "number", "depth", "parent", "arguments", "data_from"]
+    return pd.DataFrame(rows, columns=columns).astype({"parent": object})
+
+
+def pipeline_edges(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """The pipeline's edges: ``from``, ``to`` (call ids, see :func:`pipeline`), ``kind``
+    (``order``: made next; ``nested``: made inside; ``data``: took the result) and
+    ``argument`` (for ``data``: which argument, else ``None``)."""
+    graph = _pipeline_graph(run_id, uri)
+    rows = [(edge["from"], edge["to"], edge["kind"], edge.get("argument")) for edge in graph["edges"]]
+    return pd.DataFrame(rows, columns=["from", "to", "kind", "argument"])
+
+
+# --- reading the store ---------------------------------------------------------------
+def _client(uri: str | None) -> MlflowClient:
+    return MlflowClient(resolve_store(uri).tracking_uri)
+
+
+def _shown(uri: str | None) -> str:
+    return resolve_store(uri).display_uri
+
+
+def _run(client: MlflowClient, run_id: str, uri: str | None) -> Any:
+    try:
+        return client.get_run(run_id)
+    except MlflowException:
+        raise ResultsError(f"no run {run_id!r} in {_shown(uri)}") from None
+
+
+def _pipeline_graph(run_id: str, uri: str | None) -> dict[str, Any]:
+    from pypads.schemas import PIPELINE_GRAPH as SCHEMA
+    from pypads.schemas import validate
+
+    client = _client(uri)
+    _run(client, run_id, uri)
+    with tempfile.TemporaryDirectory(prefix="pypads-results-") as folder:
+        try:
+            local = client.download_artifacts(run_id, PIPELINE_GRAPH, folder)
+        except (MlflowException, OSError):
+            raise ResultsError(f"run {run_id} has no {PIPELINE_GRAPH} (the `pipeline` event was off, "
+                               "or the run is still running)") from None
+        try:
+            graph = json.loads(Path(local).read_text(encoding="utf-8"))
+            validate(graph, SCHEMA)
+        except Exception as error:  # a file changed by hand, or of another pypads
+            raise ResultsError(f"run {run_id}: {PIPELINE_GRAPH} is not a pipeline graph: {error}") from None
+    return graph
+
+
+def _time(milliseconds: int | None) -> datetime | None:
+    return datetime.fromtimestamp(milliseconds / 1000) if milliseconds else None
+
+
+def _json(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
