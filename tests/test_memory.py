@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 from conftest import only_run, run_script
-from pypads.loggers.serialize import WriteFormats, content_digest, serialize
+from pypads.callmonitor import npy
+from pypads.loggers.sampling import SAMPLE_ABOVE
+from pypads.loggers.serialize import WriteFormats, approximate_size, content_digest, serialize, summary
 
 # Each builds X (~200 MB) and y from a seeded generator, the same in both runs.
 INPUTS = {
@@ -116,3 +118,56 @@ def test_digests_follow_content_not_memory():
     looped: list[object] = [1, 2]
     looped.append(looped)
     assert content_digest(looped) is not None  # a list that holds itself ends
+
+
+def test_a_value_over_64_mb_is_digested_from_a_sample_that_still_tells_values_apart():
+    rows = SAMPLE_ABOVE // 8 // 50 + 1000
+    array = np.random.RandomState(0).rand(rows, 50)
+    described = summary(array, "large", {})
+    assert described["digest_of"] == "sample" and described["approximate_bytes"] == array.nbytes
+    assert content_digest(array.copy()) == described["blake3"]  # the same content, another object
+    assert content_digest(np.asfortranarray(array)) != described["blake3"]
+    assert content_digest(array.astype(np.float32)) != content_digest(array.astype(np.float64))
+    changed = array.copy()
+    changed[0, 0] += 1  # the first and the last windows are always in the sample
+    assert content_digest(changed) != described["blake3"]
+    changed[0, 0], changed[-1, -1] = array[0, 0], array[-1, -1] + 1
+    assert content_digest(changed) != described["blake3"]
+    assert content_digest(array[:-1]) != described["blake3"]  # another shape
+
+    table = array[: rows // 2].tolist()  # a nested list of ~75 MB
+    described = summary(table, "large", {})
+    assert described["digest_of"] == "sample"
+    walked = approximate_size(table)
+    assert 0.9 < described["approximate_bytes"] / walked < 1.1  # estimated from the sample
+    assert content_digest([list(row) for row in table]) == described["blake3"]
+    assert content_digest(tuple(table)) != described["blake3"]
+
+    small = array[:1000]
+    assert "digest_of" not in summary(small, "large", {})  # up to 64 MB: all of it
+    assert content_digest(small) == npy.digest(small)
+
+
+@pytest.mark.parametrize("kind", ["fortran array", "dataframe with strings", "sparse matrix", "nested list"])
+def test_a_whole_digest_never_copies_the_value(kind, tmp_path):
+    """Up to 64 MB a value is hashed whole: the peak grows by far less than the value."""
+    smaller = {"fortran array": ("200 *", "40 *"), "dataframe with strings": ("1_500_000", "250_000"),
+               "sparse matrix": ("16 * 2**20", "3 * 2**20"), "nested list": ("100_000", "20_000")}[kind]
+    build = textwrap.dedent(INPUTS[kind]).replace(*smaller)
+    script = textwrap.dedent("""
+        import numpy as np, pandas as pd
+        from scipy import sparse
+        from pypads.loggers.serialize import summary
+        rng = np.random.RandomState(0)
+    """) + build + textwrap.dedent("""
+        def peak():
+            return int(next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]) // 1024
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")  # the peak starts again from what the process holds now
+        before = peak()
+        described = summary(X, "large", {})
+        print(peak() - before, described["approximate_bytes"] // 2**20, "digest_of" in described)
+    """)
+    grown, size, sampled = run_script(script, tmp_path).stdout.split()
+    assert sampled == "False" and int(size) > 30
+    assert int(grown) <= 16, f"digesting {size} MB of a {kind} grew the peak by {grown} MB"

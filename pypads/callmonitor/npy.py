@@ -54,19 +54,19 @@ def save(array: np.ndarray, stream: BinaryIO | None) -> str:
         return tee.hash.hexdigest()
     if stream is None:  # nothing to write: the hash may use every core
         hashed = blake3(leading, max_threads=blake3.AUTO)
-        hashed.update(_memory(array))
+        hashed.update(memory(array))
         return hashed.hexdigest()
     hashed = blake3(leading)
     stream.write(leading)
-    memory = _memory(array)
-    if len(memory) <= PIECE:
-        hashed.update(memory)
-        stream.write(memory)
+    contents = memory(array)
+    if len(contents) <= PIECE:
+        hashed.update(contents)
+        stream.write(contents)
         return hashed.hexdigest()
     with ThreadPoolExecutor(1, thread_name_prefix="pypads-hash") as hasher:
         previous = None
-        for start in range(0, len(memory), PIECE):
-            piece = memory[start:start + PIECE]
+        for start in range(0, len(contents), PIECE):
+            piece = contents[start:start + PIECE]
             if previous is not None:
                 previous.result()  # the hash takes its pieces in order
             previous = hasher.submit(hashed.update, piece)
@@ -76,7 +76,8 @@ def save(array: np.ndarray, stream: BinaryIO | None) -> str:
     return hashed.hexdigest()
 
 
-def _memory(array: np.ndarray) -> memoryview:
+def memory(array: np.ndarray) -> memoryview:
+    """A C- or Fortran-contiguous array's memory as bytes, in the order ``np.save`` writes it."""
     # A Fortran-ordered array is saved as its transpose's C order: its memory as it is.
     ordered = array if array.flags.c_contiguous else array.T
     return memoryview(ordered.reshape(-1).view(np.uint8))

@@ -25,6 +25,7 @@ import numpy as np
 from blake3 import blake3
 
 from pypads.callmonitor import npy
+from pypads.loggers import sampling
 from pypads.schemas import VALUE_SUMMARY
 
 
@@ -85,17 +86,21 @@ def summary(value: Any, reason: str, provenance: dict[str, Any]) -> dict[str, An
         if hasattr(value, attribute):
             shown = getattr(value, attribute)
             described[attribute] = list(shown) if isinstance(shown, tuple) else str(shown)
-    digest, walked = _digest(value)
+    digest, walked, sampled = _digest(value)
     # A list's size comes from the digest's own walk: walking it twice would double the cost.
     described["approximate_bytes"] = walked if walked is not None else approximate_size(value)
     if digest:
         described["blake3"] = digest
+        if sampled:
+            described["digest_of"] = "sample"
     return described
 
 
 def content_digest(value: Any) -> str | None:
     """The BLAKE3 hash of a value's content, computed without copying it; None for a
-    value holding objects it cannot hash (sets, arbitrary class instances).
+    value holding objects it cannot hash (sets, arbitrary class instances). A value over
+    ``sampling.SAMPLE_ABOVE`` bytes (64 MB) is hashed from a sample of it (its kind,
+    shape, dtypes and evenly spaced windows of its contents, see :mod:`.sampling`).
 
     - A numeric array: the hash of the ``.npy`` file ``np.save`` would write for it
       (``b3sum`` of that file), so it names the same object as call recording does. The
@@ -111,19 +116,51 @@ def content_digest(value: Any) -> str | None:
     return _digest(value)[0]
 
 
-def _digest(value: Any) -> tuple[str | None, int | None]:
-    """The content digest, and the bytes the encoding's walk met (None where no walk
-    was needed or it stopped)."""
+def _digest(value: Any) -> tuple[str | None, int | None, bool]:
+    """The content digest (of a sample, for a value over ``sampling.SAMPLE_ABOVE``),
+    the bytes the value holds where a walk counted or estimated them (None where none
+    was needed), and whether the digest is of a sample."""
     if isinstance(value, np.ndarray) and not _holds_objects(value):
-        return npy.digest(value), None
+        if value.nbytes > sampling.SAMPLE_ABOVE:
+            return _sample_digest(value, value.nbytes) or npy.digest(value), None, True
+        return npy.digest(value), None, False
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return _bytes_digest(value), None
+        return _bytes_digest(value), None, False
+    # A long list's size is estimated from its sample: walking 64 MB of it would cost
+    # a good part of what sampling saves. Anything else: a walk that stops at the bound.
+    estimated = _extrapolated_size(value)
+    size = estimated if estimated is not None else approximate_size(value, sampling.SAMPLE_ABOVE)
+    if size > sampling.SAMPLE_ABOVE:
+        digest = _sample_digest(value, size)
+        if digest is not None:
+            return digest, estimated, True
     encoder = _Encoder()
     try:
         encoder.add(value)
     except _Undigestable:
-        return None, None
-    return encoder.hash.hexdigest(), encoder.size
+        return None, None, False
+    return encoder.hash.hexdigest(), encoder.size, False
+
+
+def _sample_digest(value: Any, size: int) -> str | None:
+    stand_in = sampling.sample(value, size)
+    if stand_in is None:
+        return None
+    encoder = _Encoder()
+    try:  # tagged: a sample's digest is never that of a whole value
+        encoder.add(("pypads-sample:1", stand_in))
+    except _Undigestable:
+        return None
+    return encoder.hash.hexdigest()
+
+
+def _extrapolated_size(value: Any) -> int | None:
+    """A long list's (or tuple's) size from its sampled elements'; None for anything else."""
+    if not isinstance(value, (list, tuple)) or len(value) <= sampling.WINDOWS * sampling.WINDOW_ITEMS:
+        return None
+    picked = sampling.picked(value)
+    inside = approximate_size(picked) - sys.getsizeof(picked)  # one walk: rows of a table are sized in runs
+    return sys.getsizeof(value) + len(value) * inside // len(picked)
 
 
 def _bytes_digest(value: bytes | bytearray | memoryview) -> str | None:
