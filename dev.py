@@ -38,15 +38,37 @@ def executable(env: Path, name: str) -> Path:
 
 def find_python(wanted: str) -> Path | None:
     """An interpreter for ``wanted``: a path, or a version such as ``3.10`` found on PATH
-    (``python3.10``) or among pyenv's versions."""
+    (``python3.10``) or among pyenv's versions.
+
+    A candidate counts only if it runs and is that version: pyenv puts a ``python3.10``
+    shim on PATH for every installed version, but the shim fails (exit 127) unless that
+    version is selected by ``pyenv global``/``local``, so finding the name is not enough.
+    """
     if os.sep in wanted:
         return Path(wanted) if Path(wanted).exists() else None
+    candidates = []
     on_path = shutil.which(f"python{wanted}")
     if on_path:
-        return Path(on_path)
+        candidates.append(Path(on_path))
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    found = sorted(glob.glob(str(pyenv_root / "versions" / f"{wanted}.*" / "bin" / "python")))
-    return Path(found[-1]) if found else None
+    installed = glob.glob(str(pyenv_root / "versions" / f"{wanted}.*" / "bin" / "python"))
+    candidates.extend(Path(found) for found in sorted(installed, key=_version_key, reverse=True))
+    return next((candidate for candidate in candidates if _runs_as(candidate, wanted)), None)
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    """``.../versions/3.10.13/bin/python`` sorts after ``.../3.10.9/...``."""
+    name = Path(path).parent.parent.name
+    return tuple(int(part) if part.isdigit() else -1 for part in name.split("."))
+
+
+def _runs_as(python: Path, wanted: str) -> bool:
+    try:
+        version = subprocess.run([str(python), "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                                 capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return version == wanted or version.startswith(wanted + ".")
 
 
 def install(interpreter: Path | None = None) -> Path:
