@@ -82,10 +82,16 @@ class FunctionPatches:
         function.__code__ = _trampoline_code(function, key)
         self._patched[id(function)] = (function, original_code, key, added_wrapped)
 
-    def restore(self) -> None:
-        for function, original_code, key, added_wrapped in self._patched.values():
+    def mark(self) -> int:
+        """A point to go back to with :meth:`restore` (how many functions are patched)."""
+        return len(self._patched)
+
+    def restore(self, since: int = 0) -> None:
+        """Undo the patches made after ``since`` (a :meth:`mark`), by default all."""
+        undone = list(self._patched)[since:]
+        for identity in undone:
+            function, original_code, _key, added_wrapped = self._patched[identity]
             function.__code__ = original_code
             if added_wrapped:
                 del function.__wrapped__  # type: ignore[attr-defined]
-        unregister([key for _function, _code, key, _added in self._patched.values()])
-        self._patched.clear()
+        unregister([self._patched.pop(identity)[2] for identity in undone])

@@ -20,6 +20,7 @@ the mapped class inherits a Python ``__init_subclass__``.
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -80,7 +81,7 @@ class SubclassHook:
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         result = original(*args, **kwargs)
         if args and isinstance(args[0], type):
-            self._patcher.patch_class(args[0])
+            self._patcher.patch_new_subclass(args[0])
         return result
 
 
@@ -95,7 +96,10 @@ class Patcher:
         for entry in entries:
             self._pending.setdefault(entry.target, []).append(entry)
         self._class_entries: dict[type, list[MappingEntry]] = {}
-        self._patched_classes: set[type] = set()
+        # Every (class, entry) added to _class_entries, in order, so a failed target's can be taken back.
+        self._class_entry_log: list[tuple[type, MappingEntry]] = []
+        # An ordered set (a dict of None): the classes patched since a mark are its tail.
+        self._patched_classes: dict[type, None] = {}
         # (class, attribute, what it was or _MISSING, what pypads put there)
         self._class_patches: list[tuple[type, str, Any, Any]] = []
         # (descriptor, attribute, original function, wrapper) for descriptors patched in place
@@ -123,7 +127,9 @@ class Patcher:
     # --- resolving targets ------------------------------------------------------------
     def patch_loaded(self) -> list[str]:
         """Patch every target whose module is already imported; returns their names."""
-        return [target for target in list(self._pending) if self._try_resolve(target)]
+        for target in list(self._pending):
+            self._try_resolve(target)
+        return list(self.patched_modules)
 
     def on_module_loaded(self, module: types.ModuleType) -> None:
         """Called by the import hook once ``module`` has executed."""
@@ -144,10 +150,31 @@ class Patcher:
                  f"{target!r} does not exist: {reason}; it is not tracked", MappingWarning)
 
     def _try_resolve(self, target: str, check: bool = False) -> bool:
-        found = resolve_loaded(target)
-        if found is None:
-            return False
-        entries = self._pending.pop(target)
+        """Patch ``target`` if its module is imported; False if it is not there (yet).
+
+        Patching runs the library's own code (descriptors, metaclasses, ``__subclasses__``),
+        which may raise anything. Then all that this target patched is undone, one warning
+        names the module and the error, and the target is given up: the user's import (or
+        ``PyPads()``) goes on with that module working, untracked."""
+        mark = self._mark()
+        entries: list[MappingEntry] = []
+        try:
+            found = resolve_loaded(target)
+            if found is None:
+                return False
+            entries = self._pending.pop(target)
+            self._apply(target, found, entries, check)
+        except Exception as error:
+            self._undo(mark)
+            entries = self._pending.pop(target, entries)
+            sources = ", ".join(sorted({f"{entry.source}: at {entry.json_path}" for entry in entries}))
+            warn(f"pypads: patching module {_module_of(target)!r} failed ({type(error).__name__}: {error}) "
+                 f"for {target!r} ({sources}); the module works but is not tracked", MappingWarning)
+            return True
+        self.patched_modules.append(target)
+        return True
+
+    def _apply(self, target: str, found: Any, entries: list[MappingEntry], check: bool) -> None:
         if check and isinstance(found, types.ModuleType):
             # Checked at PyPads() when already imported; here, a module entry's patterns
             # that select nothing are a warning, as the import must go on.
@@ -157,7 +184,7 @@ class Patcher:
                          f"{describe_unmatched(entry, rule, pattern, found)}", MappingWarning)
         if isinstance(found, type):
             for entry in entries:
-                self._class_entries.setdefault(found, []).append(entry)
+                self._add_class_entry(found, entry)
             self._hook_subclasses(found)
             self._patch_class_tree(found)
         elif isinstance(found, types.ModuleType):
@@ -167,8 +194,42 @@ class Patcher:
             for entry in entries:
                 hooks = frozenset(rule.hook for rule in entry.rules)
                 self._track_function(found, hooks)
-        self.patched_modules.append(target)
-        return True
+
+    # --- taking back what a failed target patched -----------------------------------------
+    def _mark(self) -> tuple[int, int, int, int, int]:
+        return (len(self._class_patches), len(self._object_patches), self._functions.mark(),
+                len(self._patched_classes), len(self._class_entry_log))
+
+    def _undo(self, mark: tuple[int, int, int, int, int]) -> None:
+        """Put back everything patched since ``mark``, newest first, as :meth:`restore` does."""
+        class_patches, object_patches, functions, patched_classes, class_entries = mark
+        self._functions.restore(functions)
+        self._undo_object_patches(object_patches)
+        self._undo_class_patches(class_patches)
+        for cls in list(self._patched_classes)[patched_classes:]:
+            del self._patched_classes[cls]
+        for cls, entry in reversed(self._class_entry_log[class_entries:]):
+            # Without its entries, a class (and its future subclasses) is no longer patched.
+            remaining = self._class_entries[cls]
+            del remaining[next(index for index, kept in enumerate(remaining) if kept is entry)]
+            if not remaining:
+                del self._class_entries[cls]
+        del self._class_entry_log[class_entries:]
+
+    def patch_new_subclass(self, cls: type) -> None:
+        """Patch a class just created under a mapped one (from ``__init_subclass__``).
+
+        It runs inside the ``class`` statement, in the user's module or the library's:
+        a failure must not fail that statement. The class is left untracked, with one
+        warning naming its module and the error."""
+        mark = self._mark()
+        try:
+            self.patch_class(cls)
+        except Exception as error:
+            self._undo(mark)
+            self._patched_classes[cls] = None  # given up: not tried again
+            warn(f"pypads: patching {cls.__qualname__} of module {cls.__module__!r} failed "
+                 f"({type(error).__name__}: {error}); what the class defines itself is not tracked", MappingWarning)
 
     # --- classes ----------------------------------------------------------------------
     def _patch_class_tree(self, root: type) -> None:
@@ -189,7 +250,7 @@ class Patcher:
         entries = self._entries_for(cls)
         if not entries:
             return
-        self._patched_classes.add(cls)
+        self._patched_classes[cls] = None
         names = {name for klass in cls.__mro__ for name in vars(klass)} - _NEVER
         for name in sorted(names):
             owner = next(klass for klass in cls.__mro__ if name in vars(klass))
@@ -278,7 +339,7 @@ class Patcher:
                 super(base, cls).__init_subclass__(**kwargs)  # type: ignore[arg-type]
             else:
                 own.__get__(None, cls)(**kwargs)
-            patcher.patch_class(cls)
+            patcher.patch_new_subclass(cls)
 
         hook: classmethod[Any, ..., None] = classmethod(__init_subclass__)
         try:
@@ -298,12 +359,15 @@ class Patcher:
             if isinstance(value, type):
                 # A class selected by a module entry: all its public methods fire the hooks.
                 rules = tuple(HookRule(hook=hook, always=True) for hook in sorted(hooks))
-                self._class_entries.setdefault(value, []).append(
-                    MappingEntry(entry.name, entry.other_names, f"{module.__name__}.{name}", rules, entry.source)
-                )
+                self._add_class_entry(value, MappingEntry(entry.name, entry.other_names, f"{module.__name__}.{name}",
+                                                          rules, entry.source))
                 self._patch_class_tree(value)
             elif isinstance(value, types.FunctionType):
                 self._track_function(value, hooks)
+
+    def _add_class_entry(self, cls: type, entry: MappingEntry) -> None:
+        self._class_entries.setdefault(cls, []).append(entry)
+        self._class_entry_log.append((cls, entry))
 
     def _track_function(self, function: types.FunctionType, hooks: frozenset[str]) -> None:
         self._functions.track(function, lambda: self._make_site(function.__name__, hooks, "none"))
@@ -312,11 +376,20 @@ class Patcher:
     def restore(self) -> None:
         """Put back every original object and forget all patches."""
         self._functions.restore()
-        for descriptor, name, original, replacement in reversed(self._object_patches):
+        self._undo_object_patches(0)
+        self._undo_class_patches(0)
+        self._patched_classes.clear()
+        self._unpatched.clear()
+
+    def _undo_object_patches(self, since: int) -> None:
+        for descriptor, name, original, replacement in reversed(self._object_patches[since:]):
             if getattr(descriptor, name, None) is replacement:
                 setattr(descriptor, name, original)
-        self._object_patches.clear()
-        for cls, name, original, replacement in reversed(self._class_patches):
+        del self._object_patches[since:]
+
+    def _undo_class_patches(self, since: int) -> None:
+        for cls, name, original, replacement in reversed(self._class_patches[since:]):
+            self._unpatched.pop(id(replacement), None)
             if vars(cls).get(name, _MISSING) is not replacement:
                 # Someone wrapped our wrapper since (sklearn's set_output does, for classes
                 # created while tracking): keep theirs, ours passes calls straight through.
@@ -325,7 +398,10 @@ class Patcher:
                 type.__delattr__(cls, name)
             else:
                 type.__setattr__(cls, name, original)
-        self._class_patches.clear()
-        self._patched_classes.clear()
-        self._unpatched.clear()
+        del self._class_patches[since:]
 
+
+def _module_of(target: str) -> str:
+    """The module a dotted target lives in: its longest imported prefix."""
+    parts = target.split(".")
+    return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in sys.modules), target)
