@@ -4,6 +4,7 @@
     python3 dev.py example                 # install, then track examples/iris.py into the default store
     python3 dev.py test                    # install, then run the whole test suite
     python3 dev.py test --python 3.10      # the same on another Python (a version or a path)
+    python3 dev.py ci                      # the suite on the oldest and the newest supported Python
 
 Installing means: Poetry in ``.tools/`` (a private virtualenv), the project and its
 locked dependencies in ``.venv/`` (for another Python: ``.venvs/``), and their byte-code
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +73,47 @@ def _runs_as(python: Path, wanted: str) -> bool:
     return version == wanted or version.startswith(wanted + ".")
 
 
+def supported_range() -> tuple[str, str]:
+    """The oldest and the newest Python that ``requires-python`` in pyproject.toml admits,
+    e.g. ``(">=3.10,<3.14")`` gives ("3.10", "3.13"). Read with a pattern, not tomllib,
+    which Python 3.10 lacks."""
+    text = (ROOT / "pyproject.toml").read_text()
+    declared = re.search(r'^requires-python\s*=\s*"([^"]+)"', text, re.MULTILINE)
+    lower = declared and re.search(r">=\s*3\.(\d+)", declared.group(1))
+    upper = declared and re.search(r"<\s*3\.(\d+)", declared.group(1))
+    if not (lower and upper):
+        raise SystemExit(f"dev.py: cannot read the supported range from requires-python in pyproject.toml "
+                         f"(found {declared.group(1) if declared else 'nothing'!r}; expected '>=3.X,<3.Y')")
+    return f"3.{lower.group(1)}", f"3.{int(upper.group(1)) - 1}"
+
+
+def ci(pytest_args: list[str]) -> int:
+    """The suite on the oldest and the newest supported Python, one after the other.
+
+    A version missing on the machine is said loudly and skipped, so that the other one
+    still runs; it fails CI only when no version at all could run. Versions in between
+    are not run: each run is a full suite (see .ci/run for the time budget)."""
+    results: dict[str, str] = {}
+    for version in dict.fromkeys(supported_range()):  # one entry if oldest == newest
+        interpreter = find_python(version)
+        if interpreter is None:
+            print(f"dev.py: Python {version} not found: install it with `pyenv install {version}` or put "
+                  f"python{version} on PATH; running the suite on the other supported versions only",
+                  file=sys.stderr, flush=True)
+            results[version] = "missing"
+            continue
+        print(f"dev.py: the suite on Python {version} ({interpreter})", flush=True)
+        python = install(interpreter)
+        code = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT).returncode
+        results[version] = "passed" if code == 0 else f"failed (pytest exit code {code})"
+    print("dev.py ci: " + "; ".join(f"Python {version} {result}" for version, result in results.items()), flush=True)
+    ran = [result for result in results.values() if result != "missing"]
+    if not ran:
+        print("dev.py ci: no supported Python found, nothing was tested", file=sys.stderr)
+        return 3
+    return 0 if all(result == "passed" for result in ran) else 1
+
+
 def install(interpreter: Path | None = None) -> Path:
     """Install everything; returns the Python of the environment the project is in."""
     poetry = executable(TOOLS, "poetry")
@@ -94,10 +137,12 @@ def install(interpreter: Path | None = None) -> Path:
 
 def main(argv: list[str]) -> int:
     task = argv[1] if len(argv) > 1 else ""
-    if task not in {"example", "test"}:
+    if task not in {"example", "test", "ci"}:
         print(__doc__)
         return 2
     rest = argv[2:]
+    if task == "ci":
+        return ci(rest)
     interpreter = None
     if rest[:1] == ["--python"] and len(rest) > 1:
         interpreter = find_python(rest[1])
