@@ -122,8 +122,8 @@ def calls(run_id: str, uri: str | None = None) -> pd.DataFrame:
     _run(client, run_id, uri)
     if not client.list_artifacts(run_id, RUN_FOLDER):
         raise ResultsError(f"run {run_id} has no call database ({RUN_FOLDER}/ in its artifacts): calls are "
-                           "recorded when the `calls` event is on, e.g. PyPads(config={\"events\": {\"calls\": "
-                           "{\"on\": [\"pypads_fit\", \"pypads_predict\"]}}})")
+                           "recorded when the `calls` event is on (`pypads run --record-calls`, or an "
+                           "event \"calls\" in PyPads' config)")
     try:
         database = load(run_id, tracking_uri=client.tracking_uri)
     except CallMonitorError as error:

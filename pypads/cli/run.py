@@ -37,6 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="use only the mapping files given with --mapping")
     parser.add_argument("--config", metavar="JSON",
                         help="PyPads' config: a JSON object, or the path of a .json file holding one")
+    parser.add_argument("--record-calls", action="store_true",
+                        help="also record the script's own fit, predict, transform and metric calls into the "
+                             "run's call database (the `calls` event; see `pypads calls`)")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
 
@@ -46,6 +49,8 @@ def main(options: argparse.Namespace) -> int:
     if not script.is_file():
         raise CliError(f"{options.script}: no such script file")
     config = _config(options.config)
+    if options.record_calls:
+        config = with_calls_recorded(config)
     path = str(script.resolve())
     # What `python train.py args` sets up; done before PyPads(), whose uploader takes the
     # script's sys.path and whose run is tagged with sys.argv[0].
@@ -57,9 +62,10 @@ def main(options: argparse.Namespace) -> int:
     except (SystemExit, KeyboardInterrupt):
         raise  # Python's own exit: status kept; Ctrl-C ends the run KILLED and the process by SIGINT
     except BaseException as error:  # noqa: BLE001 - every other exception ends the script as python would
-        kind, value, tb = type(error), error, error.__traceback__
+        # Python's hook prints the exception's own __traceback__: trimmed there, not only passed.
+        error.__traceback__ = _script_frames(error.__traceback__, path)
         # sys.excepthook is pypads' (it ends the run FAILED with this traceback), then Python's.
-        sys.excepthook(kind, value, _script_frames(tb, path))
+        sys.excepthook(type(error), error, error.__traceback__)
         return 1
     return 0
 
@@ -81,6 +87,21 @@ def _config(text: str | None) -> dict[str, Any] | None:
     if not isinstance(config, dict):
         raise CliError(f"{source}: the config must be a JSON object, not {type(config).__name__}")
     return config
+
+
+def with_calls_recorded(config: dict[str, Any] | None) -> dict[str, Any]:
+    """``config`` with the `calls` event on for the script's own calls, beside its
+    other events (a config's ``events`` replaces the default ones as a whole)."""
+    from pypads.defaults import DEFAULT_CONFIG
+
+    config = dict(config or {})
+    events = dict(config.get("events", DEFAULT_CONFIG["events"]))
+    events["calls"] = {"on": RECORDED_HOOKS, "depth": 0}
+    config["events"] = events
+    return config
+
+
+RECORDED_HOOKS = ["pypads_fit", "pypads_predict", "pypads_transform", "pypads_metric"]
 
 
 def _start_tracking(options: argparse.Namespace, config: dict[str, Any] | None, stem: str) -> None:
