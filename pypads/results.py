@@ -143,7 +143,7 @@ def pipeline(run_id: str, uri: str | None = None) -> pd.DataFrame:
     they were made: ``id``, ``call`` (``DecisionTreeClassifier.fit``), ``kinds``
     (``fit``, ``predict``…), ``instance``, ``number`` (the how-manieth such call),
     ``depth`` (0: the script's own call), ``parent`` (the id of the call it was made
-    in, or ``None``), ``arguments`` and ``data_from`` (the ids of the calls whose
+    in, or ``<NA>``), ``arguments`` and ``data_from`` (the ids of the calls whose
     results it took as arguments). Calls past the logger's ``max_calls`` are not there.
     """
     graph = _pipeline_graph(run_id, uri)
@@ -156,7 +156,9 @@ def pipeline(run_id: str, uri: str | None = None) -> pd.DataFrame:
              "arguments": node.get("arguments", []), "data_from": data_from.get(node["id"], [])}
             for node in graph["nodes"]]
     columns = ["id", "call", "kinds", "instance", "number", "depth", "parent", "arguments", "data_from"]
-    return pd.DataFrame(rows, columns=columns).astype({"parent": object})
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["parent"] = frame["parent"].astype("Int64")  # a top-level call's parent is <NA>, the others stay ints
+    return frame
 
 
 def pipeline_edges(run_id: str, uri: str | None = None) -> pd.DataFrame:
