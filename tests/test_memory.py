@@ -57,8 +57,7 @@ rng = np.random.RandomState(0)
 {build}
 y = np.zeros(X.shape[0] if hasattr(X, "shape") else len(X))
 DummyRegressor().fit(X, y)  # accepts any X: the memory measured is pypads' own
-# The peak through the fit: the end of the run draws the pipeline with matplotlib (+30 MB
-# whatever the data), which is not what this test is about.
+# The peak through the fit: what the end of the run costs is not what this test is about.
 print(peak_mb())
 if TRACKED:
     tracker.end_run()

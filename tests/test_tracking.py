@@ -292,14 +292,17 @@ def test_pipeline_graph_has_nodes_and_data_edges(make_tracker, read_run, tmp_pat
     assert ("Pipeline.fit", "Pipeline.predict", "instance") in data
     assert ("Pipeline.predict", "accuracy_score", "y_pred") in data
     assert ("StandardScaler.transform", "LogisticRegression.predict", "X") in data
-    png = run.client.download_artifacts(run_id, "pipeline/graph.png", str(tmp_path))
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    picture = open(run.client.download_artifacts(run_id, "pipeline/graph.svg", str(tmp_path))).read()
+    assert picture.startswith("<svg ") and picture.rstrip().endswith("</svg>")
+    # the script's story: its own calls as boxes, scikit-learn's calls inside them folded in
+    assert ">Pipeline.</tspan>" in picture and ">accuracy_score</tspan>" in picture
+    assert "StandardScaler" not in picture and "inside)</tspan>" in picture
 
 
 def test_pipeline_keeps_max_calls_as_nodes_and_counts_the_rest(make_tracker, read_run):
     import json
 
-    from pypads.loggers.pipeline import summarize
+    from pypads.loggers.picture import summarize
     from pypads.schemas import PIPELINE_GRAPH, validate
 
     tracker = make_tracker(config={"events": {"pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_metric"],

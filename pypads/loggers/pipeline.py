@@ -6,7 +6,7 @@ argument (or the instance) that is the very object an earlier call returned. Out
 are remembered by identity through weak references only, so the tracker keeps no user
 data alive; values that cannot be weakly referenced (numbers, tuples) make no edges.
 
-At run end it writes ``pipeline/graph.json`` (every call) and ``pipeline/graph.png``: the
+At run end it writes ``pipeline/graph.json`` (every call) and ``pipeline/graph.svg``: the
 script's own story — data → fit → predict → metric — in which calls of one kind are one
 box with a count (a 50-fit loop is one box ×50) and what scikit-learn called inside a
 call (a grid search's fits) is folded into it, so it stays readable however many calls
@@ -21,7 +21,6 @@ that scores 10,000 times.
 from __future__ import annotations
 
 import functools
-import io
 import json
 import threading
 import weakref
@@ -32,6 +31,7 @@ from pypads.calls import Call
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
 from pypads.loggers.lineage import Origin, first_data, lineage
+from pypads.loggers.picture import svg
 from pypads.loggers.values import named_arguments
 from pypads.provenance import provenance
 from pypads.schemas import PIPELINE_GRAPH
@@ -69,7 +69,7 @@ class _Graph:
             return f"{type(instance).__name__}@{id(instance):x}"
 
     def parent_call(self, parent: Call | None) -> str | None:
-        """The parent's call as :func:`summarize` names it for a node: only a parent that
+        """The parent's call as :func:`~pypads.loggers.picture.summarize` names it for a node: only a parent that
         is a node has one (a call past the limit is taken for one that would have been)."""
         if parent is None or (parent.order not in self.node_ids and parent.order < self.last_node):
             return None
@@ -209,103 +209,4 @@ def write_graph(run: RunContext, graph: _Graph) -> None:
         }
     run.writer.log_bytes("pipeline/graph.json", json.dumps(document, indent=2).encode())
     if document["nodes"]:
-        run.writer.log_bytes("pipeline/graph.png", draw(document))
-
-
-def summarize(
-    nodes: Sequence[Mapping[str, Any]], omitted: Sequence[Mapping[str, Any]] = ()
-) -> tuple[list[dict[str, Any]], dict[int, int]]:
-    """One box per kind of call in its place (same function, same depth, same kind of
-    parent), with how many calls it stands for: a grid search's 50 fits are one box.
-    ``omitted`` calls (see ``max_calls``) count into their box too."""
-    call_of = {node["id"]: node["call"] for node in nodes}
-    boxes: list[dict[str, Any]] = []
-    index_of: dict[tuple[Any, ...], int] = {}
-    box_of: dict[int, int] = {}
-
-    def box_for(depth: int, call: str, parent_call: str | None) -> int:
-        key = (depth, call, parent_call)
-        if key not in index_of:
-            index_of[key] = len(boxes)
-            boxes.append({"call": call, "depth": depth, "count": 0, "parent": None})
-        return index_of[key]
-
-    for node in nodes:
-        box = box_for(node["depth"], node["call"], call_of.get(node["parent"]))
-        boxes[box]["count"] += 1
-        box_of[node["id"]] = box
-        if node["parent"] in box_of:
-            boxes[box]["parent"] = box_of[node["parent"]]
-    for place in omitted:
-        box = box_for(place["depth"], place["call"], place["parent_call"])
-        boxes[box]["count"] += place["count"]
-        if boxes[box]["parent"] is None and place["parent_call"] is not None:
-            boxes[box]["parent"] = next((index for index, other in enumerate(boxes) if other["call"] == place["parent_call"]
-                                         and other["depth"] < place["depth"]), None)
-    return boxes, box_of
-
-
-def story(document: Mapping[str, Any]) -> tuple[list[dict[str, Any]], set[tuple[int, int]]]:
-    """The script's own calls as boxes (one per kind of call, ``count`` calls), each with
-    how many calls scikit-learn made ``inside`` them, and the data edges between boxes
-    (an edge from or to an inner call counts for the script's call around it)."""
-    nodes = list(document["nodes"])
-    outer: dict[int, int] = {}  # node -> the script's call it happened in
-    for node in nodes:
-        if node["depth"] == 0:
-            outer[node["id"]] = node["id"]
-        elif node["parent"] in outer:
-            outer[node["id"]] = outer[node["parent"]]
-    top = [node for node in nodes if node["depth"] == 0]
-    boxes, box_of = summarize(top, [place for place in document.get("omitted", []) if place["depth"] == 0])
-    for box in boxes:
-        box["inside"] = 0
-    for node in nodes:
-        if node["depth"] > 0 and outer.get(node["id"]) in box_of:
-            boxes[box_of[outer[node["id"]]]]["inside"] += 1
-    edges = set()
-    for edge in document["edges"]:
-        start, end = box_of.get(outer.get(edge["from"], -1)), box_of.get(outer.get(edge["to"], -1))
-        if edge["kind"] == "data" and start is not None and end is not None and start != end:
-            edges.add((start, end))
-    return boxes, edges
-
-
-def draw(document: Mapping[str, Any]) -> bytes:
-    """The script's story left to right: each of its calls after the calls whose results
-    it used (data flow in red arrows, calls of one kind one box ×N), what scikit-learn
-    did inside a call folded into it (``+N inside``; ``graph.json`` has every call)."""
-    # Imported at run end only: matplotlib takes half a second to import. The figure
-    # API without pyplot leaves the user's backend and figures alone.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    boxes, edges = story(document)
-    column = [0] * len(boxes)
-    for index in range(len(boxes)):  # boxes are in order of first call: edges backwards are loops
-        column[index] = max([column[start] + 1 for start, end in edges if end == index and start < index], default=0)
-    rows: dict[int, list[int]] = {}
-    for index in range(len(boxes)):
-        rows.setdefault(column[index], []).append(index)
-    tallest = max(len(row) for row in rows.values())
-    position = {index: (float(col), -float(row.index(index))) for col, row in rows.items() for index in row}
-    figure = Figure(figsize=(min(max(6.0, 2.6 * len(rows)), 40.0), min(1.2 + 1.1 * tallest, 40.0)), dpi=100)
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
-    for start, end in sorted(edges):
-        axes.annotate("", xy=position[end], xytext=position[start], zorder=2,
-                      arrowprops={"arrowstyle": "->", "color": "#c0392b", "connectionstyle": "arc3,rad=0.15"})
-    for index, box in enumerate(boxes):
-        label = box["call"].replace(".", ".\n", 1) + (f" ×{box['count']}" if box["count"] > 1 else "")
-        if box["inside"]:
-            label += f"\n(+{box['inside']} inside)"
-        axes.text(*position[index], label, ha="center", va="center", fontsize=8, zorder=3,
-                  bbox={"boxstyle": "round", "facecolor": "#dde8f7"})
-    axes.set_xlim(-0.7, len(rows) - 0.3)
-    axes.set_ylim(-(tallest - 1) - 0.6, 0.6)
-    axes.axis("off")
-    axes.set_title("pypads pipeline: the script's calls (×N: N calls; +N inside: calls scikit-learn made in them), "
-                   "data flow in red", fontsize=9)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", bbox_inches="tight")
-    return buffer.getvalue()
+        run.writer.log_bytes("pipeline/graph.svg", svg(document))
