@@ -32,6 +32,7 @@ from pypads.store import resolve_store
 __all__ = ["ResultsError", "calls", "datasets", "metrics", "params", "pipeline", "pipeline_edges", "runs"]
 
 PIPELINE_GRAPH = "pipeline/graph.json"
+RUN_COLUMNS = ["run_id", "run_name", "experiment", "status", "start_time", "end_time"]
 
 
 class ResultsError(PyPadsError):
@@ -48,7 +49,7 @@ def runs(experiment: str | None = None, max_results: int = 100, uri: str | None 
 
     Returns:
         One row per run: ``run_id``, ``run_name``, ``experiment``, ``status``,
-        ``start_time``, ``end_time`` (local ``datetime``; ``None`` while running), then
+        ``start_time``, ``end_time`` (local time; ``NaT`` while running), then
         a ``metrics.<key>`` column per metric (latest value) and ``params.<key>`` per
         param; a run without one has NaN or ``None`` there.
     """
@@ -61,16 +62,16 @@ def runs(experiment: str | None = None, max_results: int = 100, uri: str | None 
             raise ResultsError(f"no experiment {experiment!r} in {_shown(uri)} (experiments: {known})")
         experiments = {chosen.experiment_id: chosen.name}
     if not experiments:
-        return pd.DataFrame(columns=["run_id", "run_name", "experiment", "status", "start_time", "end_time"])
+        return pd.DataFrame(columns=RUN_COLUMNS)
     found = client.search_runs(list(experiments), max_results=max_results, order_by=["attributes.start_time DESC"])
     rows = [{"run_id": run.info.run_id, "run_name": run.info.run_name,
              "experiment": experiments.get(run.info.experiment_id, run.info.experiment_id),
-             "status": run.info.status, "start_time": _time(run.info.start_time), "end_time": _time(run.info.end_time),
+             "status": run.info.status, "start_time": _time(run.info.start_time),
+             "end_time": _time(run.info.end_time),
              **{f"metrics.{key}": value for key, value in sorted(run.data.metrics.items())},
              **{f"params.{key}": value for key, value in sorted(run.data.params.items())}}
             for run in found]
-    frame = pd.DataFrame(rows, columns=["run_id", "run_name", "experiment", "status", "start_time", "end_time"] if not rows else None)
-    return frame.astype({"start_time": object, "end_time": object})
+    return pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_COLUMNS)
 
 
 def params(run_id: str, uri: str | None = None) -> pd.DataFrame:

@@ -169,7 +169,8 @@ def test_mappings_check_shows_what_a_file_patches_and_names_what_is_wrong(tmp_pa
                 "mapping_version": "1.0.0"}
     tree = {"name": "tree", "implementation": {"sklearn": "sklearn.tree.DecisionTreeClassifier"},
             "hooks": {"pypads_fit": ["fit"]}}
-    broken = write(tmp_path, "broken.json", json.dumps({"metadata": metadata, "algorithms": [{**tree, "colour": "red"}]}))
+    broken = write(tmp_path, "broken.json",
+                   json.dumps({"metadata": metadata, "algorithms": [{**tree, "colour": "red"}]}))
     missing = {**tree, "implementation": {"sklearn": "sklearn.tree.NoSuchTree"}}
     absent = write(tmp_path, "absent.json", json.dumps({"metadata": metadata, "algorithms": [tree, missing]}))
     bad = pypads(tmp_path, "mappings", "check", "broken.json", "absent.json")

@@ -23,7 +23,8 @@ def store_for(options: argparse.Namespace) -> Store:
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:
     """Rows as aligned text columns under a header line; columns in ``right`` (numbers)
     are aligned to the right."""
-    cells = [[str(header) for header in headers]] + [["" if cell is None else str(cell) for cell in row] for row in rows]
+    cells = [[str(header) for header in headers]]
+    cells += [["" if cell is None else str(cell) for cell in row] for row in rows]
     widths = [max(len(row[column]) for row in cells) for column in range(len(headers))]
 
     def line(row: list[str]) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from typing import Any
 
 from pypads.cli import CliError
 from pypads.cli.common import add_uri_argument, store_for, table
@@ -33,6 +34,8 @@ def add_calls_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def runs_main(options: argparse.Namespace) -> int:
+    import pandas as pd
+
     from pypads import results
 
     if options.max < 1:
@@ -49,7 +52,7 @@ def runs_main(options: argparse.Namespace) -> int:
     shown = _metric_names(found, options.metrics)
     rows = []
     for _, run in found.iterrows():
-        started = run["start_time"].strftime("%Y-%m-%d %H:%M:%S") if run["start_time"] is not None else ""
+        started = "" if pd.isna(run["start_time"]) else run["start_time"].strftime("%Y-%m-%d %H:%M:%S")
         rows.append([run["run_id"][:8], run["run_name"], run["experiment"], run["status"], started,
                      *(_number(run.get(f"metrics.{name}")) for name in shown)])
     print(table(["run", "name", "experiment", "status", "started", *shown], rows,
@@ -57,9 +60,10 @@ def runs_main(options: argparse.Namespace) -> int:
     return 0
 
 
-def _metric_names(found: object, wanted: str | None) -> list[str]:
-    """The metric columns: those asked for, else up to 3 most runs have (not ``system/…``)."""
-    columns = [column[len("metrics."):] for column in found.columns if column.startswith("metrics.")]  # type: ignore[attr-defined]
+def _metric_names(found: Any, wanted: str | None) -> list[str]:
+    """The metric columns (``found`` is a DataFrame of runs): those asked for, else up
+    to 3 that most runs have (not ``system/…``)."""
+    columns = [column[len("metrics."):] for column in found.columns if column.startswith("metrics.")]
     if wanted:
         names = [name.strip() for name in wanted.split(",") if name.strip()]
         unknown = [name for name in names if name not in columns]
@@ -67,7 +71,7 @@ def _metric_names(found: object, wanted: str | None) -> list[str]:
             known = ", ".join(sorted(columns)) or "none"
             raise CliError(f"--metrics: no run listed has {', '.join(map(repr, unknown))} (metrics: {known})")
         return names
-    counts = Counter({name: int(found[f"metrics.{name}"].notna().sum())  # type: ignore[index]
+    counts = Counter({name: int(found[f"metrics.{name}"].notna().sum())
                       for name in columns if not name.startswith("system/")})
     return [name for name, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:3]]
 

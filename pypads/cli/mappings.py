@@ -116,7 +116,8 @@ def describe_entry(entry: MappingEntry, failure: str | None) -> tuple[bool, list
         return False, [f"does not resolve: {where}: {reason or 'not found in the imported modules'}"]
     lines = [f"resolves: {where} ({_kind(found)})"]
     for hook, names in _selected(entry, found).items():
-        shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {len(names) - SHOWN_NAMES} more" if len(names) > SHOWN_NAMES else "")
+        more = len(names) - SHOWN_NAMES
+        shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {more} more" if more > 0 else "")
         lines.append(f"    {hook}: {len(names)} attribute(s): {shown}" if names else f"    {hook}: nothing")
     lines += _unmatched(entry, found)
     return True, lines
