@@ -229,24 +229,33 @@ def _column_type(dtype: str) -> DataType:
 
 
 def log_child_runs(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], warn: Warn,
-                   call: Call = _direct) -> None:
+                   call: Call = _direct) -> dict[str, str]:
     """Each "child_run" entry as a run of its own under ``run_id`` (MLflow's tag
-    ``mlflow.parentRunId``), created, filled and ended at once."""
+    ``mlflow.parentRunId``), created, filled and ended at once. Returns the child run of
+    each model label (entries of the model comparison), for its model to name as source."""
     experiment_id = call(client.get_run, run_id).info.experiment_id
+    by_label = {}
     for entry in entries:
         tags = {**entry.get("tags", {}), "mlflow.parentRunId": run_id}
         child = call(client.create_run, experiment_id, entry.get("start_time"), tags, entry.get("name"))
         child_id = child.info.run_id
+        steps = entry.get("steps", {})
         batch = Batch(params=dict(entry.get("params", {})), tags={},
-                      metrics=[(key, value, entry.get("timestamp", 0), 0) for key, value in entry.get("metrics", {}).items()])
+                      metrics=[(key, value, entry.get("timestamp", 0), steps.get(key, 0))
+                               for key, value in entry.get("metrics", {}).items()])
         write_entities(client, child_id, batch, warn, call)
         call(client.set_terminated, child_id, "FINISHED", entry.get("end_time"))
+        if entry.get("model_label"):
+            by_label[entry["model_label"]] = child_id
+    return by_label
 
 
-def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: Call = _direct) -> str:
+def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: Call = _direct,
+              child_run_id: str | None = None) -> str:
     """Save the estimator the script pickled as an MLflow model of the sklearn flavour
     (pyfunc-loadable if it predicts, with the signature the logger described), listed
-    among the run's logged models; returns its model id.
+    among the run's logged models (and those of its child run ``child_run_id``, then
+    its source run, when the run compares models); returns its model id.
 
     The model folder is written from the pickle as it is, with MLflow's ``Model`` API
     (what ``mlflow.sklearn.save_model`` writes): saving through scikit-learn would
@@ -254,12 +263,13 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
     seconds. Requirements are the installed versions, named explicitly: MLflow's
     inference runs the model in a subprocess, seconds per model."""
     experiment_id = call(client.get_run, run_id).info.experiment_id
-    model = call(lambda: client.create_logged_model(experiment_id, name=entry["name"], source_run_id=run_id,
+    source = child_run_id or run_id
+    model = call(lambda: client.create_logged_model(experiment_id, name=entry["name"], source_run_id=source,
                                                     tags=entry.get("tags")))
     folder = Path(tempfile.mkdtemp(prefix="pypads-model-"))
     try:
         _write_model_folder(folder, entry, pickled, Model(artifact_path=model.artifact_location, model_uuid=model.model_id,
-                                                          run_id=run_id, model_id=model.model_id))
+                                                          run_id=source, model_id=model.model_id))
         call(client.log_model_artifacts, model.model_id, str(folder))
     except Exception:
         # Marked FAILED rather than left PENDING: the UI would list it as a model to load.
@@ -267,7 +277,8 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
         raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    call(client.log_outputs, run_id, [LoggedModelOutput(model.model_id, step=0)])
+    for owner in dict.fromkeys((run_id, source)):
+        call(client.log_outputs, owner, [LoggedModelOutput(model.model_id, step=0)])
     call(client.finalize_logged_model, model.model_id, LoggedModelStatus.READY)
     return model.model_id
 

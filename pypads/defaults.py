@@ -6,7 +6,7 @@ from typing import Any
 
 from pypads.callmonitor import CallRecorder
 from pypads.loggers import (
-    CrossValidation, Cpu, Datasets, Disk, Input, Log, LogInit, Metric, MlflowAutologger, Model, Output, Parameters,
+    CrossValidation, Cpu, Datasets, Disk, Input, Log, LogInit, Metric, MlflowAutologger, Model, ModelRuns, Output, Parameters,
     PipelineTracker, Ram, Search, WriteFormats,
 )
 from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
@@ -27,6 +27,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "datasets": {"on": ["pypads_fit", "pypads_predict", "pypads_metric", "pypads_cross_validate"], "depth": 0},
         "search": {"on": ["pypads_fit"], "depth": 0},
         "crossval": {"on": ["pypads_cross_validate"], "depth": 0},
+        # Two or more models in one script: a child run each, to compare them as rows.
+        "comparison": {"on": ["pypads_fit"], "depth": 0},
     },
     "recursion_identity": False,
     "recursion_depth": -1,
@@ -54,7 +56,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
 # Metrics stay at every depth: scores computed inside a library call get series of
 # their own (see Metric). "depth": -1 on an event brings back everything.
 DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "hardware": 0, "output": 0, "input": 0,
-                                        "model": 0, "datasets": 0, "search": 0, "crossval": 0}
+                                        "model": 0, "datasets": 0, "search": 0, "crossval": 0,
+                                        "comparison": 0}
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "parameters": Parameters(),
@@ -70,6 +73,7 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "datasets": Datasets(),
     "search": Search(),
     "crossval": CrossValidation(),
+    "comparison": ModelRuns(),
     # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}
     "calls": CallRecorder(),
 }

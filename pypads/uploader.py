@@ -157,6 +157,7 @@ class Uploader:
         self._since = self.journal.committed()
         self._first_drain = True
         self._saved_models: set[str] = set()  # keys of the models saved by this uploader
+        self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
@@ -256,7 +257,8 @@ class Uploader:
             if batch.datasets:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self.clock.call)
             if batch.child_runs:
-                link.log_child_runs(self.client, self.run_id, batch.child_runs, self._warn_once, self.clock.call)
+                self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
+                                                            self._warn_once, self.clock.call))
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("inputs", f"could not log datasets or child runs to {where}: {error}")
@@ -291,7 +293,8 @@ class Uploader:
             try:
                 pickled = self.journal.entry_content(entry)
                 if pickled is not None:
-                    connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call)
+                    connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
+                                           self._model_runs.get(entry.get("label", "")))
             except Exception as error:
                 if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     self.failed, self.failure = True, error

@@ -51,8 +51,11 @@ def script_ok(code: str, tmp_path: Path) -> RunView:
 
 
 def logged_models(run: RunView) -> dict[str, mlflow.entities.LoggedModel]:
+    """The models listed among the run's outputs (a model's source run is a child run
+    when the run compares two models or more)."""
+    listed = {output.model_id for output in run.client.get_run(run.run_id).outputs.model_outputs}
     models = run.client.search_logged_models([run.run.info.experiment_id])
-    return {model.name: model for model in models if model.source_run_id == run.run_id}
+    return {model.name: model for model in models if model.model_id in listed}
 
 
 def use_store(uri, monkeypatch):
@@ -84,7 +87,10 @@ def test_a_tree_a_pipeline_and_a_search_load_with_both_loaders_and_predict_as_th
     """, tmp_path)
     models = logged_models(run)
     assert set(models) == {"DecisionTreeClassifier", "Pipeline", "GridSearchCV-best_estimator"}
-    assert {run.run_id} == {model.source_run_id for model in models.values()}
+    # three models: each one's source is its child run of the model comparison
+    sources = {model.source_run_id for model in models.values()}
+    assert len(sources) == 3 and all(run.client.get_run(source).data.tags["mlflow.parentRunId"] == run.run_id
+                                     for source in sources)
     assert {output.model_id for output in run.run.outputs.model_outputs} == {model.model_id for model in models.values()}
     use_store(run.uri, monkeypatch)
     import pandas as pd

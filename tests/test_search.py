@@ -13,9 +13,11 @@ from test_models import script_ok
 
 
 def children(run) -> list:
+    """The child runs of a search's candidates (not those of the model comparison)."""
     client = MlflowClient(run.uri)
     found = client.search_runs([run.run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.run_id}'")
-    return sorted(found, key=lambda child: int(child.data.tags["pypads.candidate"]))
+    candidates = [child for child in found if "pypads.candidate" in child.data.tags]
+    return sorted(candidates, key=lambda child: int(child.data.tags["pypads.candidate"]))
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])

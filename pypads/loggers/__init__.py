@@ -2,6 +2,7 @@
 
 from pypads.loggers.autolog import MlflowAutologger
 from pypads.loggers.base import Logger
+from pypads.loggers.comparison import ModelRuns
 from pypads.loggers.crossval import CrossValidation
 from pypads.loggers.datasets import Datasets
 from pypads.loggers.debug import Log, LogInit
@@ -26,6 +27,7 @@ __all__ = [
     "Metric",
     "MlflowAutologger",
     "Model",
+    "ModelRuns",
     "Output",
     "Parameters",
     "PipelineTracker",

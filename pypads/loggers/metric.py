@@ -9,6 +9,7 @@ from typing import Any
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.loggers.comparison import rows
 from pypads.loggers.lineage import Lineage, Origin, first_data, lineage
 from pypads.loggers.serialize import WriteFormats, serialize
 from pypads.provenance import provenance
@@ -46,25 +47,32 @@ class Metric(Logger):
         if call.exception is not None or _inside_metric(call):
             return
         known = lineage(call.run)
-        series = _user_series(known, call) if call.depth == 0 else _library_series(known, call)
+        origin = None
+        if call.depth == 0:
+            series, origin = _user_series(known, call)
+        else:
+            series = _library_series(known, call)
         step = known.next_step(series)
         value = call.result
         # float first: most scores are (numpy's float64 is one), and the check of the
         # numbers.Real ABC costs microseconds on a path that runs on every call.
         if isinstance(value, float) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
             call.run.writer.log_metric(series, float(value), step=step)
+            if origin is not None and origin.model is not None:  # a row of the model comparison
+                rows(call.run).scored(origin.model, series[len(origin.model) + 1:], float(value), step)
             return
         extension, content = _artifact(value, options["max_bytes"], lambda: provenance(self.name, call.run.mappings, call.function))
         call.run.writer.log_bytes(f"metrics/{series}/{step}.{extension}", content)
 
 
-def _user_series(known: Lineage, call: Call) -> str:
+def _user_series(known: Lineage, call: Call) -> tuple[str, Origin | None]:
+    """The series of a metric the script computed, and the origin of what it scored."""
     origin = known.origin_of(call.args) or (known.origin_of(tuple(call.kwargs.values())) if call.kwargs else None)
     data = origin.data if origin is not None else None
     if data is None:
         value, position = first_data(call.args, call.kwargs, call.instance)
         data = known.caller_name(value, position) if value is not None else None
-    return _series_name(call.name, origin, data)
+    return _series_name(call.name, origin, data), origin
 
 
 _NAMES: dict[tuple[str, Origin | None, str | None], str] = {}

@@ -14,6 +14,7 @@ from blake3 import blake3
 from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import data_arguments, describe
+from pypads.loggers.lineage import lineage
 
 FIT_HOOK = "pypads_fit"
 
@@ -29,10 +30,11 @@ def model_of(estimator: Any) -> tuple[Any, str] | None:
 
 class Model(Logger):
     """Saves each estimator fitted by a top-level call (not one a library fitted inside
-    another) as an MLflow model named after its class (``DecisionTreeClassifier``; the
-    second estimator of one class ``DecisionTreeClassifier-2``; a search's refit model
-    ``GridSearchCV-best_estimator``), in its state at the run's end: a refit replaces the
-    state saved before, and a state equal to one saved already is not saved again.
+    another) as an MLflow model named by the label its params and metrics have
+    (``DecisionTreeClassifier``; the second estimator of one class
+    ``DecisionTreeClassifier_1``; a search's refit model ``GridSearchCV-best_estimator``),
+    in its state at the run's end: a refit replaces the state saved before, and a state
+    equal to one saved already is not saved again.
 
     A transformer (no ``predict``) is saved too, without MLflow's pyfunc flavour:
     ``mlflow.sklearn.load_model`` gives it back, fitted, to ``transform`` with.
@@ -70,6 +72,9 @@ class Model(Logger):
         features, targets = data_arguments(call)
         call.run.writer.log_entry({
             "kind": "model", "key": key, "name": name, "module": type(estimator).__module__,
+            # The label it has now (a refit with other params has a new one): the child
+            # run of that label, if the run compares models, is the model's source run.
+            "label": lineage(call.run).label(call.instance),
             "input": describe(features), "output": describe(targets),
             # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
             # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
@@ -93,10 +98,7 @@ class Model(Logger):
                 state["over"] = True
                 call.run.writer.set_tag("pypads.models", f"more than {limit} estimators: later ones are not saved")
             return None, ""
-        class_name = type(instance).__name__
-        names: dict[str, int] = state.setdefault("names", {})
-        names[class_name] = count = names.get(class_name, 0) + 1
-        name = f"{class_name}{suffix}" if count == 1 else f"{class_name}-{count}{suffix}"
+        name = lineage(call.run).label(instance) + suffix  # as its params and metrics name it
         try:
             reference: Any = weakref.ref(instance)
         except TypeError:  # no weak references: the id alone (kept for the run's life)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.loggers.comparison import rows
 from pypads.loggers.lineage import lineage
 from pypads.privacy import redact_params
 
@@ -52,6 +53,8 @@ class Parameters(Logger):
             return
         params = redact_params({key: param_text(value) for key, value in get_params(deep=True).items()})
         label = self._log(call, params, options["max_variants"])
+        if label is not None and call.depth == 0:
+            rows(call.run).fitted(label, instance, params)
         kind = type(instance)
         call.run.writer.set_tags({"estimator_name": kind.__name__, "estimator_class": f"{kind.__module__}.{kind.__name__}"})
         if PARTIAL_FIT_HOOK in call.hooks and label is not None:

@@ -1,0 +1,90 @@
+"""Two models in one script are two comparable rows of MLflow's runs table: a child run
+each, with its params, the metrics computed on its predictions and its model. Scripts run
+in their own interpreter; the runs are read back here through MlflowClient."""
+
+from __future__ import annotations
+
+import textwrap
+
+import mlflow
+import numpy as np
+from mlflow.tracking import MlflowClient
+from sklearn.datasets import load_iris
+from sklearn.model_selection import train_test_split
+
+from conftest import run_script, store_of
+
+SCRIPT = textwrap.dedent("""
+    from pypads import PyPads
+    tracker = PyPads(name="compare")
+    import numpy as np
+    from sklearn import datasets
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import accuracy_score, f1_score
+    from sklearn.model_selection import train_test_split
+    X, y = datasets.load_iris(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.4, random_state=1)
+    forest = RandomForestClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X_train, y_train)
+    linear = LogisticRegression(C=0.05, max_iter=500).fit(X_train, y_train)
+    for model in (forest, linear):
+        predicted = model.predict(X_test)
+        print(accuracy_score(y_test, predicted), f1_score(y_test, predicted, average="macro"))
+    np.save("forest.npy", forest.predict(X_test))
+""")
+
+
+def runs_of(uri: str) -> tuple[mlflow.entities.Run, dict[str, mlflow.entities.Run]]:
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("compare")
+    runs = client.search_runs([experiment.experiment_id])
+    (parent,) = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
+    children = {run.info.run_name: run for run in runs if run.data.tags.get("mlflow.parentRunId") == parent.info.run_id}
+    return parent, children
+
+
+def test_two_models_in_one_script_are_two_child_runs_with_params_metrics_and_model(tmp_path, monkeypatch):
+    result = run_script(SCRIPT, tmp_path)
+    assert result.returncode == 0, result.stderr
+    scores = [list(map(float, line.split())) for line in result.stdout.split("\n") if line]
+    uri = store_of(tmp_path)
+    parent, children = runs_of(uri)
+    assert set(children) == {"RandomForestClassifier", "LogisticRegression"}
+    forest, linear = children["RandomForestClassifier"], children["LogisticRegression"]
+    # the same columns, so the runs table compares them: params as scikit-learn spells them...
+    assert forest.data.params["max_depth"] == "2" and forest.data.params["n_estimators"] == "5"
+    assert linear.data.params["C"] == "0.05" and "max_depth" not in linear.data.params
+    # ...and the metrics computed on each model's own predictions, under one name
+    assert forest.data.metrics["accuracy_score_X_test"] == scores[0][0]
+    assert forest.data.metrics["f1_score_X_test"] == scores[0][1]
+    assert linear.data.metrics["accuracy_score_X_test"] == scores[1][0]
+    assert forest.data.tags["estimator_class"] == "sklearn.ensemble._forest.RandomForestClassifier"
+    assert forest.info.status == linear.info.status == "FINISHED"
+    # the parent keeps the whole story, as before
+    assert parent.data.metrics["RandomForestClassifier.accuracy_score_X_test"] == scores[0][0]
+    assert parent.data.params["LogisticRegression.C"] == "0.05"
+
+    # each child run is its model's source run; the parent lists both models too
+    client = MlflowClient(uri)
+    models = {model.name: model for model in client.search_logged_models([parent.info.experiment_id])}
+    assert set(models) == {"RandomForestClassifier", "LogisticRegression"}
+    assert models["RandomForestClassifier"].source_run_id == forest.info.run_id
+    assert models["LogisticRegression"].source_run_id == linear.info.run_id
+    assert {output.model_id for output in client.get_run(parent.info.run_id).outputs.model_outputs} == {
+        model.model_id for model in models.values()}
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", uri)
+    loaded = mlflow.sklearn.load_model(f"models:/{models['RandomForestClassifier'].model_id}")
+    X, y = load_iris(return_X_y=True)
+    X_test = train_test_split(X, y, test_size=0.4, random_state=1)[1]
+    assert (loaded.predict(X_test) == np.load(tmp_path / "forest.npy")).all()
+
+
+def test_a_script_with_one_model_gets_no_child_run(tmp_path):
+    one_model = SCRIPT.replace("linear = LogisticRegression(C=0.05, max_iter=500).fit(X_train, y_train)\n", "").replace(
+        "(forest, linear)", "(forest,)")
+    result = run_script(one_model, tmp_path)
+    assert result.returncode == 0, result.stderr
+    parent, children = runs_of(store_of(tmp_path))
+    assert children == {}
+    assert "RandomForestClassifier.accuracy_score_X_test" in parent.data.metrics
