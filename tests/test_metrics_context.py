@@ -29,11 +29,12 @@ def test_train_test_and_fold_scores_are_separate_series(make_tracker, read_run):
     assert [step for step, _ in fold_scores] == [1, 2, 3, 4, 5, 6]
     expected = [search.cv_results_[f"split{fold}_test_score"][candidate] for candidate in range(3) for fold in range(2)]
     assert [value for _, value in fold_scores] == pytest.approx(expected)
-    # cross_validate's test and train folds apart, step = the fold
-    cv = "DecisionTreeClassifier.cross_validate"
-    assert [value for _, value in run.metric_history(f"{cv}/test_accuracy_score")] == pytest.approx(list(folds["test_score"]))
-    assert [value for _, value in run.metric_history(f"{cv}/train_accuracy_score")] == pytest.approx(list(folds["train_score"]))
-    assert [step for step, _ in run.metric_history(f"{cv}/train_accuracy_score")] == [1, 2, 3]
+    # cross_validate's test and train folds apart, step = the fold, once (CrossValidation's
+    # series from its result; the scores computed inside it are not logged a second time)
+    cv = "cv_DecisionTreeClassifier"
+    assert run.metric_history(f"{cv}_test_score") == [(fold, pytest.approx(score)) for fold, score in enumerate(folds["test_score"])]
+    assert run.metric_history(f"{cv}_train_score") == [(fold, pytest.approx(score)) for fold, score in enumerate(folds["train_score"])]
+    assert not [key for key in run.metrics if "cross_validate" in key]
     assert not [key for key in run.metrics if key.split("/")[-1] == "accuracy_score"]  # no bare, mixed series
 
 

@@ -15,6 +15,7 @@ from pypads.loggers.serialize import WriteFormats, serialize
 from pypads.provenance import provenance
 
 METRIC_HOOK = "pypads_metric"
+CROSS_VALIDATION_HOOK = "pypads_cross_validate"
 
 
 class Metric(Logger):
@@ -29,12 +30,14 @@ class Metric(Logger):
       gives ``RandomForestClassifier.accuracy_score_X_test``; unknown parts are left out
       (``accuracy_score_y`` scores no tracked prediction), and a prediction on the data
       the model was fitted on, with no name, gives ``<model>.training_<function>``.
-    - **A score a library computes inside a tracked call** (a search's folds,
-      ``cross_validate``): ``<outer call>/test_<function>`` for held-out data,
-      ``<outer call>/train_<function>`` on the data the inner model was fitted on
-      (``GridSearchCV.fit/test_accuracy_score``), step = the fold's number in the series.
-    - A metric computed inside another metric call (``f1_score`` calls ``fbeta_score``)
-      is an implementation detail and is not logged again.
+    - **A score a library computes inside a tracked call** (a search's folds):
+      ``<outer call>/test_<function>`` for held-out data, ``<outer call>/train_<function>``
+      on the data the inner model was fitted on (``GridSearchCV.fit/test_accuracy_score``),
+      step = the fold's number in the series.
+    - Not logged again: a metric computed inside another metric call (``f1_score`` calls
+      ``fbeta_score``), an implementation detail; and the folds of a ``cross_validate``
+      or ``cross_val_score`` the script called, which the CrossValidation logger logs
+      from its result (``cv_<Estimator>_<score>``, with the mean).
 
     A result that is not a number becomes the artifact ``metrics/<series>/<step>.<ext>``:
     text (``classification_report``) as the text it is, a dict as JSON, anything else
@@ -44,7 +47,7 @@ class Metric(Logger):
     defaults = {"max_bytes": 1_000_000}
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
-        if call.exception is not None or _inside_metric(call):
+        if call.exception is not None or _logged_elsewhere(call):
             return
         known = lineage(call.run)
         origin = None
@@ -128,10 +131,14 @@ def _artifact(value: Any, max_bytes: int, origin: Any) -> tuple[str, bytes]:
     return serialize(value, WriteFormats.text, max_bytes, origin)
 
 
-def _inside_metric(call: Call) -> bool:
+def _logged_elsewhere(call: Call) -> bool:
+    """Whether the score is part of another call's: computed inside a metric (an
+    implementation detail of it), or a fold of a cross-validation the script called
+    (the CrossValidation logger logs every fold from its result, with scikit-learn's
+    names and the mean)."""
     parent = call.parent
     while parent is not None:
-        if METRIC_HOOK in parent.hooks:
+        if METRIC_HOOK in parent.hooks or (parent.parent is None and CROSS_VALIDATION_HOOK in parent.hooks):
             return True
         parent = parent.parent
     return False
