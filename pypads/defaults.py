@@ -23,7 +23,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
                             "pypads_metric", "pypads_cross_validate", "pypads_validate"]},
         "log": {"on": ["pypads_log"]},
         # What a run is about: the fitted model, the data, a search's result, CV scores.
-        "model": {"on": ["pypads_fit"], "depth": 0},
+        "model": {"on": ["pypads_fit", "pypads_partial_fit"], "depth": 0},
         "datasets": {"on": ["pypads_fit", "pypads_predict", "pypads_metric", "pypads_cross_validate"], "depth": 0},
         "search": {"on": ["pypads_fit"], "depth": 0},
         "crossval": {"on": ["pypads_cross_validate"], "depth": 0},

@@ -21,7 +21,7 @@ PRELUDE = textwrap.dedent("""
     from pypads.defaults import DEFAULT_CONFIG
     from pypads.loggers import CrossValidation, Datasets, Model, Search
     EVENTS = {**copy.deepcopy(DEFAULT_CONFIG["events"]),
-              "model": {"on": ["pypads_fit"]}, "search": {"on": ["pypads_fit"]},
+              "model": {"on": ["pypads_fit", "pypads_partial_fit"]}, "search": {"on": ["pypads_fit"]},
               "datasets": {"on": ["pypads_fit", "pypads_predict", "pypads_metric", "pypads_cross_validate"]},
               "crossval": {"on": ["pypads_cross_validate"]}}
     LOGGERS = {"model": Model(), "datasets": Datasets(), "search": Search(), "crossval": CrossValidation()}
@@ -205,3 +205,27 @@ def test_a_fitted_transformer_loads_with_mlflow_sklearn_and_says_it_has_no_pyfun
         assert "python_function" in str(error)
     else:
         raise AssertionError("a transformer has no pyfunc flavour to load")
+
+
+def test_an_estimator_trained_by_partial_fit_is_saved_once_in_its_final_state(tmp_path, monkeypatch):
+    run = script_ok("""
+        track()
+        from sklearn import datasets
+        from sklearn.linear_model import SGDClassifier
+        X, y = datasets.load_iris(return_X_y=True)
+        model = SGDClassifier(random_state=0)
+        for start in range(0, 150, 10):  # 15 batches of a shuffled iris
+            batch = np.random.RandomState(start).permutation(150)[:30]
+            model.partial_fit(X[batch], y[batch], classes=[0, 1, 2])
+        np.save("sgd.npy", model.predict(X))
+    """, tmp_path)
+    models = logged_models(run)
+    assert list(models) == ["SGDClassifier"]
+    model = models["SGDClassifier"]
+    assert model.tags["pypads.call"] == "SGDClassifier.partial_fit#1"
+    use_store(run.uri, monkeypatch)
+    from sklearn import datasets
+    X, _ = datasets.load_iris(return_X_y=True)
+    expected = np.load(tmp_path / "sgd.npy")
+    assert (mlflow.sklearn.load_model(f"models:/{model.model_id}").predict(X) == expected).all()
+    assert (np.asarray(mlflow.pyfunc.load_model(f"models:/{model.model_id}").predict(X)) == expected).all()

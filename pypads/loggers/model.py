@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pickle
 import weakref
+from dataclasses import dataclass
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,11 +13,13 @@ import cloudpickle
 from blake3 import blake3
 
 from pypads.calls import Call
+from pypads.context import RunContext
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import data_arguments, describe
 from pypads.loggers.lineage import lineage
 
 FIT_HOOK = "pypads_fit"
+PARTIAL_FIT_HOOK = "pypads_partial_fit"
 
 
 def model_of(estimator: Any) -> tuple[Any, str] | None:
@@ -28,13 +31,28 @@ def model_of(estimator: Any) -> tuple[Any, str] | None:
     return estimator, ""
 
 
+@dataclass(frozen=True)
+class _Fit:
+    """What a model keeps of the call that fitted it: no data, only its description."""
+
+    features: dict[str, Any] | None
+    targets: dict[str, Any] | None
+    call: str
+
+    @classmethod
+    def of(cls, call: Call) -> _Fit:
+        features, targets = data_arguments(call)
+        return cls(describe(features), describe(targets), f"{call.name}#{call.number}")
+
+
 class Model(Logger):
     """Saves each estimator fitted by a top-level call (not one a library fitted inside
     another) as an MLflow model named by the label its params and metrics have
     (``DecisionTreeClassifier``; the second estimator of one class
     ``DecisionTreeClassifier_1``; a search's refit model ``GridSearchCV-best_estimator``),
     in its state at the run's end: a refit replaces the state saved before, and a state
-    equal to one saved already is not saved again.
+    equal to one saved already is not saved again. An estimator trained by
+    ``partial_fit`` (hook ``pypads_partial_fit``) is pickled once, as the run ends.
 
     A transformer (no ``predict``) is saved too, without MLflow's pyfunc flavour:
     ``mlflow.sklearn.load_model`` gives it back, fitted, to ``transform`` with.
@@ -49,45 +67,67 @@ class Model(Logger):
     defaults = {"max_models": 20}
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
-        if call.depth != 0 or call.exception is not None or call.instance is None or FIT_HOOK not in call.hooks:
+        if call.depth != 0 or call.exception is not None or call.instance is None:
             return
-        saved = model_of(call.instance)
+        if FIT_HOOK in call.hooks:
+            self._save(call.run, call.instance, _Fit.of(call), options["max_models"])
+        elif PARTIAL_FIT_HOOK in call.hooks:
+            self._save_at_end(call, options["max_models"])
+
+    def _save_at_end(self, call: Call, limit: int) -> None:
+        """An estimator trained by ``partial_fit`` is saved once, as the run ends: a
+        pickle per batch would cost a loop more than its training."""
+        pending: dict[int, tuple[Any, _Fit]] = call.run.state(self).setdefault("partial", {})
+        entry = pending.get(id(call.instance))
+        if entry is not None and entry[0]() is call.instance:
+            return
+        run = call.run
+        if not pending:
+            run.on_end(lambda: [self._save(run, reference(), fit, limit)
+                                for reference, fit in list(pending.values()) if reference() is not None])
+        try:
+            pending[id(call.instance)] = (weakref.ref(call.instance), _Fit.of(call))
+        except TypeError:  # no weak references: saved at once, in its state after this batch
+            self._save(run, call.instance, _Fit.of(call), limit)
+
+    def _save(self, run: RunContext, instance: Any, fit: _Fit, limit: int) -> None:
+        """Pickle ``instance`` into the journal, unless this very state is saved already."""
+        saved = model_of(instance)
         if saved is None:
             return
         estimator, suffix = saved
-        state = call.run.state(self)
-        key, name = self._identify(call, state, suffix, options["max_models"])
+        state = run.state(self)
+        key, name = self._identify(run, instance, state, suffix, limit)
         if key is None:
             return
         try:
             pickled = cloudpickle.dumps(estimator)
         except (pickle.PicklingError, TypeError, AttributeError) as error:
-            call.run.writer.set_tag(f"pypads.models.{name}", f"not saved: it cannot be pickled ({error})"[:5000])
+            run.writer.set_tag(f"pypads.models.{name}", f"not saved: it cannot be pickled ({error})"[:5000])
             return
         digest = blake3(pickled).hexdigest()
         latest: dict[str, str] = state.setdefault("latest", {})  # key -> digest of its state saved last
         if latest.get(key) == digest or (key not in latest and digest in latest.values()):
             return  # this very state is saved already (a refit on the same data, a twin)
         latest[key] = digest
-        features, targets = data_arguments(call)
-        call.run.writer.log_entry({
+        run.writer.log_entry({
             "kind": "model", "key": key, "name": name, "module": type(estimator).__module__,
             # The label it has now (a refit with other params has a new one): the child
             # run of that label, if the run compares models, is the model's source run.
-            "label": lineage(call.run).label(call.instance),
-            "input": describe(features), "output": describe(targets),
+            "label": lineage(run).label(instance),
+            "input": fit.features, "output": fit.targets,
             # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
             # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
             "predicts": hasattr(estimator, "predict"),
             "tags": {"estimator_name": type(estimator).__name__,
                      "estimator_class": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
-                     "pypads.call": f"{call.name}#{call.number}"},
+                     "pypads.call": fit.call},
         }, pickled)
 
-    def _identify(self, call: Call, state: dict[str, Any], suffix: str, limit: int) -> tuple[str | None, str]:
+    def _identify(self, run: RunContext, instance: Any, state: dict[str, Any], suffix: str,
+                  limit: int) -> tuple[str | None, str]:
         """The key and name of the fitted object: the same ones for a refit of it."""
         known: dict[int, tuple[Any, str, str]] = state.setdefault("known", {})
-        instance = call.instance
         entry = known.get(id(instance))
         if entry is not None and entry[0]() is instance:
             return entry[1], entry[2]
@@ -96,9 +136,9 @@ class Model(Logger):
         if state.get("count", 0) >= limit:
             if not state.get("over"):
                 state["over"] = True
-                call.run.writer.set_tag("pypads.models", f"more than {limit} estimators: later ones are not saved")
+                run.writer.set_tag("pypads.models", f"more than {limit} estimators: later ones are not saved")
             return None, ""
-        name = lineage(call.run).label(instance) + suffix  # as its params and metrics name it
+        name = lineage(run).label(instance) + suffix  # as its params and metrics name it
         try:
             reference: Any = weakref.ref(instance)
         except TypeError:  # no weak references: the id alone (kept for the run's life)
