@@ -14,7 +14,9 @@ import pytest
 from conftest import only_run, run_script
 from pypads.callmonitor import npy
 from pypads.loggers.sampling import SAMPLE_ABOVE
-from pypads.loggers.serialize import WriteFormats, approximate_size, content_digest, serialize, summary
+from pypads.loggers.digests import content_digest
+from pypads.loggers.serialize import WriteFormats, serialize, summary
+from pypads.loggers.sizes import approximate_size
 
 # Each builds X (~200 MB) and y from a seeded generator, the same in both runs.
 INPUTS = {

@@ -16,7 +16,7 @@ import numpy as np
 from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.frames import name_of
-from pypads.loggers.serialize import content_digest
+from pypads.loggers.digests import content_digest
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
 DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36
@@ -139,7 +139,7 @@ def catalogue(call: Call) -> Catalogue:
 class Datasets(Logger):
     """Logs the data of each top-level fit (context ``training``), predict, transform and
     metric (``evaluation``) once as a dataset input: its digest (BLAKE3 of the content,
-    :func:`~pypads.loggers.serialize.content_digest`), its schema and shape, and the
+    :func:`~pypads.loggers.digests.content_digest`), its schema and shape, and the
     name the script gives it, else ``dataset-<digest>``. An object seen before is known
     by its identity (no digest again); equal content under another object, by its digest.
     At most ``max_datasets`` per run; the tag ``pypads.datasets`` says if more were left out.

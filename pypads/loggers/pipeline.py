@@ -24,7 +24,7 @@ import functools
 import json
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from pypads.calls import Call

@@ -110,7 +110,7 @@ class Input(_ValueLogger):
     ``"pickle"``, which implies ``"call"``), ``max_inline`` (bytes of a value kept in a
     line; a larger one is summarised) and ``max_bytes`` (the same for a file of the
     ``"call"`` layout). A summary holds type, shape, dtype, size and the BLAKE3 digest
-    of the content (:func:`pypads.loggers.serialize.content_digest`); the size is
+    of the content (:func:`pypads.loggers.digests.content_digest`); the size is
     estimated before any text or pickle is built, and the digest never copies the value.
 
     In the ``"function"`` layout, the data of a call of the script's own (``X`` and
