@@ -81,7 +81,8 @@ def inactive_hooks(store: str, quick: bool) -> None:
     hooked, plain = alternate(per_call(lambda: trivial(1), calls), per_call(lambda: bare(1), calls), repeats)
     wrapped, _ = alternate(per_call(lambda: passthrough(1), calls), per_call(lambda: bare(1), calls), repeats)
     patches.restore()
-    row("inactive hook (per call)", f"{hooked * 1e9:.0f} ns", f"bare {plain * 1e9:.0f} ns, functools.wraps {wrapped * 1e9:.0f} ns",
+    row("inactive hook (per call)", f"{hooked * 1e9:.0f} ns",
+        f"bare {plain * 1e9:.0f} ns, functools.wraps {wrapped * 1e9:.0f} ns",
         f"+{(hooked - plain) * 1e9:.0f} ns over bare (budget 1000 ns); {hooked / wrapped:.2f}x wraps (budget 3x)")
 
 
@@ -371,7 +372,8 @@ def large_inputs(store: str, quick: bool) -> None:
         results: dict[str, list[tuple[float, float, float]]] = {"untracked": [], "tracked": []}
         for _ in range(1 if quick else 3):  # alternating: a busy host slows both alike
             for mode in results:
-                before = f"from pypads import PyPads\ntracker = PyPads(uri={store!r}, name='bench-inputs')" if mode == "tracked" else ""
+                tracking = f"from pypads import PyPads\ntracker = PyPads(uri={store!r}, name='bench-inputs')"
+                before = tracking if mode == "tracked" else ""
                 tracked = mode == "tracked"  # the uploader's start-up (MLflow's import) done before the clock starts
                 code = template.format(before=before, after="tracker.end_run()" if tracked else "",
                                        settle="settled(tracker)" if tracked else "",
@@ -395,7 +397,8 @@ def exit_wait(store: str, quick: bool) -> None:
         exit_started = []
         # atexit runs its functions last registered first: this one runs after pypads'
         # (which flushes and ends the run) and notes how long that took.
-        atexit.register(lambda: exit_started and open({{times!r}}, "a").write(f"{{{{time.perf_counter() - exit_started[0]}}}}\\n"))
+        atexit.register(lambda: exit_started and open({{times!r}}, "a").write(
+            f"{{{{time.perf_counter() - exit_started[0]}}}}\\n"))
         from pypads import PyPads
         tracker = PyPads(uri={{uri!r}}, name="bench-exit", init_run_fns=[], config={{{{"flush_timeout": 5}}}})
         atexit.register(lambda: exit_started.append(time.perf_counter()))  # runs before pypads'

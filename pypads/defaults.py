@@ -6,8 +6,23 @@ from typing import Any
 
 from pypads.callmonitor import CallRecorder
 from pypads.loggers import (
-    CrossValidation, Cpu, Datasets, Disk, Input, Log, LogInit, Metric, MlflowAutologger, Model, ModelRuns, Output, Parameters,
-    PipelineTracker, Ram, Search, WriteFormats,
+    Cpu,
+    CrossValidation,
+    Datasets,
+    Disk,
+    Input,
+    Log,
+    LogInit,
+    Metric,
+    MlflowAutologger,
+    Model,
+    ModelRuns,
+    Output,
+    Parameters,
+    PipelineTracker,
+    Ram,
+    Search,
+    WriteFormats,
 )
 from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -197,6 +196,7 @@ class EventTable:
 
     def __init__(self, config: Mapping[str, Any], loggers: Mapping[str, tuple[Logger, ...]]) -> None:
         self._by_hook: dict[str, list[Handler]] = {}
+        self._for_hooks: dict[frozenset[str], tuple[Handler, ...]] = {}  # a cache per table, dropped with it
         for event, spec in config["events"].items():
             if event not in loggers:
                 known = ", ".join(sorted(loggers))
@@ -207,8 +207,9 @@ class EventTable:
                 if logger.name in config.get("disabled", ()):
                     continue
                 given = logger.check_options(options, f"config: at $.events.{event}.with")
-                check_option_kinds(logger.options, lambda option: f"logging_fns[{event!r}]: {logger!r}")
-                check_option_kinds(given, lambda option: f"config: at $.events.{event}.with.{option}")
+                check_option_kinds(logger.options,
+                                   lambda option, event=event, logger=logger: f"logging_fns[{event!r}]: {logger!r}")
+                check_option_kinds(given, lambda option, event=event: f"config: at $.events.{event}.with.{option}")
                 merged = {**logger.options, **given}
                 handled = logger if depth < 0 else DepthLimited(logger, depth)
                 for hook in spec["on"]:
@@ -222,8 +223,14 @@ class EventTable:
                 unique.setdefault((handler.event, id(handler.logger)), handler)
         return list(unique.values())
 
-    @functools.lru_cache(maxsize=None)
     def handlers_for(self, hooks: frozenset[str]) -> tuple[Handler, ...]:
+        """The handlers of a call that fires ``hooks``, each once (looked up once per set of hooks)."""
+        found = self._for_hooks.get(hooks)
+        if found is None:
+            found = self._for_hooks[hooks] = self._collect(hooks)
+        return found
+
+    def _collect(self, hooks: frozenset[str]) -> tuple[Handler, ...]:
         handlers: list[Handler] = []
         seen: set[tuple[str, int]] = set()
         for hook in sorted(hooks):

@@ -16,9 +16,9 @@ from typing import Any
 import cloudpickle
 import numpy as np
 import pytest
+from conftest import run_script, script_environment
 
 from pypads.callmonitor import CallMonitorError, Pickled, load
-from conftest import run_script, script_environment
 
 PROVENANCE = {"logger": "intercept", "pypads_version": "0", "mapping": None, "library": None}
 FORMAT = "pypads-callmonitor/1"

@@ -16,7 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from conftest import ended_run, only_run, script_environment, store_of
 
 PYPADS = Path(sys.executable).with_name("pypads")

@@ -8,11 +8,10 @@ import textwrap
 
 import mlflow
 import numpy as np
+from conftest import run_script, store_of
 from mlflow.tracking import MlflowClient
 from sklearn.datasets import load_iris
 from sklearn.model_selection import train_test_split
-
-from conftest import run_script, store_of
 
 SCRIPT = textwrap.dedent("""
     from pypads import PyPads

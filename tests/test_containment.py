@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
-
 from conftest import ended_run, script_environment, store_of
+from mlflow.tracking import MlflowClient
 
 pytestmark = pytest.mark.usefixtures("home_with_store")
 

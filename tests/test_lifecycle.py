@@ -10,8 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-from mlflow.tracking import MlflowClient
-
 from conftest import RunView, ended_run, only_run, run_script, script_environment, store_of
 
 pytestmark = pytest.mark.usefixtures("home_with_store")
@@ -288,6 +286,7 @@ def test_sigkill_loses_nothing(tmp_path, uploader):
         time.sleep(0.1)
     assert list(journals.iterdir()) == []
     from conftest import RunView
+
     from pypads.callmonitor import load
 
     run = RunView(store_of(tmp_path), run_id)

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from conftest import writer_for
 from mlflow.tracking import MlflowClient
 from sklearn import datasets
 from sklearn.tree import DecisionTreeClassifier
 
-from conftest import writer_for
 from pypads import Logger
 from pypads.callmonitor import npy
 from pypads.loggers.serialize import WriteFormats, serialize

@@ -7,15 +7,14 @@ import re
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
+from conftest import run_script
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import MappingError, PyPads
 from pypads.mapping import mapping_schema, read_mapping_file
 from pypads.mapping.files import default_mapping_paths
-from conftest import run_script
-
-import jsonschema
 
 
 def mapping_document(**entry_changes):

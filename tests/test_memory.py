@@ -10,11 +10,11 @@ import textwrap
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import only_run, run_script
+
 from pypads.callmonitor import npy
-from pypads.loggers.sampling import SAMPLE_ABOVE
 from pypads.loggers.digests import content_digest
+from pypads.loggers.sampling import SAMPLE_ABOVE
 from pypads.loggers.serialize import WriteFormats, serialize, summary
 from pypads.loggers.sizes import approximate_size
 

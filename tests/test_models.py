@@ -9,9 +9,8 @@ from pathlib import Path
 
 import mlflow
 import numpy as np
-from mlflow.tracking import MlflowClient
-
 from conftest import RunView, run_script, store_of
+from mlflow.tracking import MlflowClient
 
 # The loggers of issue 11 switched on explicitly (the defaults may or may not have them).
 PRELUDE = textwrap.dedent("""

@@ -9,12 +9,12 @@ import threading
 import mlflow
 import numpy as np
 import pytest
+from conftest import RunView, writer_for
 from mlflow.tracking import MlflowClient
 from sklearn import datasets
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.tree import DecisionTreeClassifier
 
-from conftest import RunView, writer_for
 from pypads import ConfigError, PyPads
 
 X, y = datasets.load_iris(return_X_y=True)

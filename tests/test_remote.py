@@ -13,11 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sklearn import datasets, metrics
-from mlflow.tracking import MlflowClient
-from sklearn.tree import DecisionTreeClassifier
-
 from conftest import RunView, journals_uploaded, run_script
+from mlflow.tracking import MlflowClient
+from sklearn import datasets, metrics
+from sklearn.tree import DecisionTreeClassifier
 
 
 def free_port() -> int:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import time
 
-from mlflow.tracking import MlflowClient
-
 from conftest import only_run, run_script, store_of
+from mlflow.tracking import MlflowClient
 
 SCRIPT = """
 import time

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,8 +10,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
 from conftest import only_run, script_environment
+
 from pypads.privacy import redact_argv, redact_url
 from pypads.schemas import PIPELINE_GRAPH, validate
 

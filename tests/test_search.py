@@ -8,7 +8,6 @@ import io
 
 import pytest
 from mlflow.tracking import MlflowClient
-
 from test_models import script_ok
 
 

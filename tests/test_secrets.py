@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import only_run, run_script
+
 from pypads import privacy
 from pypads.privacy import REDACTED, is_secret_name, load_salt, redact_argv, redact_params, redact_text
 from pypads.store import Store

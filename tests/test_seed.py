@@ -8,7 +8,7 @@ from conftest import only_run, run_script
 
 SEED_EXAMPLE = '''
 from pypads.base import PyPads
-# define the configuration, in this case we want to track the parameters, 
+# define the configuration, in this case we want to track the parameters,
 # outputs and the inputs of each called function included in the hooks (pypads_fit, pypads_predict)
 config = {"events": {
     "parameters": {"on": ["pypads_fit"]},

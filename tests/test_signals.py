@@ -12,9 +12,8 @@ import sys
 import time
 
 import pytest
-from mlflow.tracking import MlflowClient
-
 from conftest import ended_run, run_script, script_environment, store_of
+from mlflow.tracking import MlflowClient
 
 pytestmark = pytest.mark.usefixtures("home_with_store")
 

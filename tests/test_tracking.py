@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import ast
 import inspect
+import json
 import pickle
 
 import numpy as np

@@ -12,8 +12,8 @@ run's artifacts. A database is read as untrusted input; see "Trust model" in
 """
 
 from pypads.callmonitor.database import Settings
-from pypads.callmonitor.handlers import REGISTRY, Handler, NPHandler, Registry
 from pypads.callmonitor.errors import CallMonitorError
+from pypads.callmonitor.handlers import REGISTRY, Handler, NPHandler, Registry
 from pypads.callmonitor.reading import DB, Args, Replay, load
 from pypads.callmonitor.recording import CONTEXT, CallRecorder, RecordingWarning, intercept
 from pypads.callmonitor.values import Pickled, Unsaved

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor import npy
+from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.context import RunContext
 from pypads.journal import write_atomically, write_then_name

@@ -285,7 +285,8 @@ def _number(call: _Call) -> int:
     """The call number of a record (the rest of it is checked when it is read)."""
     number = call.record.get("n") if isinstance(call.record, dict) else None
     if type(number) is not int or number < 1:
-        raise CallMonitorError(f"{call.where}: not a record with a call number 'n' (a positive integer): {str(call.record)[:100]}")
+        raise CallMonitorError(f"{call.where}: not a record with a call number 'n' (a positive integer): "
+                               f"{str(call.record)[:100]}")
     return number
 
 

@@ -57,7 +57,8 @@ def find_function(module: str, qualname: str, allow_modules: tuple[str, ...], na
             where = "the recording script's __main__, not in this one" if module == "__main__" else module
             raise CallMonitorError(f"{shown} is not found: it was defined in {where}; {passing}") from None
         last = index == len(qualname.split(".")) - 1
-        if not allowed(getattr(target, "__module__", None), allow_modules) or not (callable(target) if last else isinstance(target, type)):
+        kind_ok = callable(target) if last else isinstance(target, type)
+        if not allowed(getattr(target, "__module__", None), allow_modules) or not kind_ok:
             found = f"a {type(target).__name__} of module {getattr(target, '__module__', None)!r}"
             raise CallMonitorError(
                 f"replay of {name}: {shown} does not lead through classes to a function of an allowed module "

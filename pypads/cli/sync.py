@@ -66,7 +66,7 @@ def sync(journals: list[Journal]) -> SyncReport:
         meta = claimed.meta()
         _progress(f"{prefix}: uploading run {meta.get('run_id') or '(not opened yet)'} "
                   f"of experiment {meta.get('experiment')!r} …")
-        uploader = Uploader(claimed.folder, warn=lambda _key, message: problems.append(message))
+        uploader = Uploader(claimed.folder, warn=lambda _key, message, problems=problems: problems.append(message))
         status = claimed.status() or meta.get("status") or "KILLED"
         try:
             done = uploader.finish(status, only_if_running=True)

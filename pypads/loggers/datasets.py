@@ -15,8 +15,8 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
-from pypads.loggers.frames import name_of
 from pypads.loggers.digests import content_digest
+from pypads.loggers.frames import name_of
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
 DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36

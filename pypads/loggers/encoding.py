@@ -19,7 +19,17 @@ from blake3 import blake3
 
 from pypads.callmonitor import npy
 from pypads.loggers.sizes import (
-    END, FIXED_SIZES, SCALARS, SLICE, Run, holds_objects, object_runs, pandas_size, runs, sparse_parts, type_name,
+    END,
+    FIXED_SIZES,
+    SCALARS,
+    SLICE,
+    Run,
+    holds_objects,
+    object_runs,
+    pandas_size,
+    runs,
+    sparse_parts,
+    type_name,
 )
 
 # Elements of a table's rows packed into one typed array (8 MB of floats).

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pickle
 import weakref
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import cloudpickle

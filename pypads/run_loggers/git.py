@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from loguru import logger
 
 from pypads.context import RunContext
-from pypads.run_loggers.base import RunLogger, RunSettings
 from pypads.privacy import redact_text, redact_url
+from pypads.run_loggers.base import RunLogger, RunSettings
 
 if TYPE_CHECKING:
     import git

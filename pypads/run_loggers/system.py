@@ -15,8 +15,8 @@ import uuid
 import psutil
 
 from pypads.context import RunContext
-from pypads.run_loggers.base import RunLogger, RunSettings
 from pypads.privacy import REDACTED, is_secret_name, redact_argv, redact_text
+from pypads.run_loggers.base import RunLogger, RunSettings
 
 _GB = 1024**3
 
@@ -60,7 +60,8 @@ class IDisk(RunLogger):
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
         usage = psutil.disk_usage(os.getcwd())
-        run.writer.set_tags({"pypads.disk.total_gb": f"{usage.total / _GB:.2f}", "pypads.disk.free_gb": f"{usage.free / _GB:.2f}"})
+        run.writer.set_tags({"pypads.disk.total_gb": f"{usage.total / _GB:.2f}",
+                             "pypads.disk.free_gb": f"{usage.free / _GB:.2f}"})
 
 
 class IPid(RunLogger):
