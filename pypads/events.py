@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -120,6 +121,14 @@ OPTION_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
 }
 
 
+def _given_in(place: str, option: str) -> str:
+    return place
+
+
+def _option_of(place: str, option: str) -> str:
+    return f"{place}.{option}"
+
+
 def check_option_kinds(options: Mapping[str, Any], where: Callable[[str], str]) -> None:
     """Raise a ConfigError for an option whose value is not of its kind (``OPTION_KINDS``);
     ``where(option)`` says where the value was given."""
@@ -207,9 +216,8 @@ class EventTable:
                 if logger.name in config.get("disabled", ()):
                     continue
                 given = logger.check_options(options, f"config: at $.events.{event}.with")
-                check_option_kinds(logger.options,
-                                   lambda option, event=event, logger=logger: f"logging_fns[{event!r}]: {logger!r}")
-                check_option_kinds(given, lambda option, event=event: f"config: at $.events.{event}.with.{option}")
+                check_option_kinds(logger.options, functools.partial(_given_in, f"logging_fns[{event!r}]: {logger!r}"))
+                check_option_kinds(given, functools.partial(_option_of, f"config: at $.events.{event}.with"))
                 merged = {**logger.options, **given}
                 handled = logger if depth < 0 else DepthLimited(logger, depth)
                 for hook in spec["on"]:

@@ -19,6 +19,7 @@ thread given an id with :class:`Settings` gets the suffix ``-tid=<N>``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import multiprocessing
@@ -30,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -186,7 +187,7 @@ class FolderSink(Sink):
         folder.mkdir(exist_ok=True)
         if name is None:
             return write_then_name(folder, lambda stream: f"{npy.save(array, stream)}.npy")
-        write_atomically(folder / name, lambda stream: npy.save(array, stream))
+        write_atomically(folder / name, functools.partial(_save_array, array))
         return name
 
     def _write_folder(self, folder: Path, encoded: Encoded) -> None:
@@ -250,7 +251,7 @@ class RunSink(Sink):
             if stored is None:
                 raise OSError(f"the journal could not take {folder}")
             return stored
-        self.run.writer.log_file(f"{folder}/{name}", lambda stream: npy.save(array, stream))
+        self.run.writer.log_file(f"{folder}/{name}", functools.partial(_save_array, array))
         return name
 
     def _write_folder(self, prefix: str, encoded: Encoded) -> None:
@@ -275,3 +276,7 @@ class RunSink(Sink):
         if self.run.writer.is_open:  # the run is opened off the script's thread; never wait for it here
             header = {**self._header, "run_id": self.run.writer.run_id}
             self.run.writer.log_bytes(f"{RUN_FOLDER}/db.json", json.dumps(header).encode())
+
+
+def _save_array(array: np.ndarray, stream: BinaryIO) -> None:
+    npy.save(array, stream)  # its hash, which it returns, is known already

@@ -50,7 +50,7 @@ def save(array: np.ndarray, stream: BinaryIO | None) -> str:
     leading = header(array)
     if leading is None:
         tee = _Tee(stream)
-        np.lib.format.write_array(tee, array, allow_pickle=False)  # type: ignore[arg-type]
+        np.lib.format.write_array(tee, array, allow_pickle=False)
         return tee.hash.hexdigest()
     if stream is None:  # nothing to write: the hash may use every core
         hashed = blake3(leading, max_threads=blake3.AUTO)
@@ -80,7 +80,7 @@ def memory(array: np.ndarray) -> memoryview:
     """A C- or Fortran-contiguous array's memory as bytes, in the order ``np.save`` writes it."""
     # A Fortran-ordered array is saved as its transpose's C order: its memory as it is.
     ordered = array if array.flags.c_contiguous else array.T
-    return memoryview(ordered.reshape(-1).view(np.uint8))
+    return ordered.reshape(-1).view(np.uint8).data
 
 
 class _Tee:

@@ -11,6 +11,7 @@ with the status its script recorded, or KILLED.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from dataclasses import dataclass, field
 
@@ -66,7 +67,7 @@ def sync(journals: list[Journal]) -> SyncReport:
         meta = claimed.meta()
         _progress(f"{prefix}: uploading run {meta.get('run_id') or '(not opened yet)'} "
                   f"of experiment {meta.get('experiment')!r} …")
-        uploader = Uploader(claimed.folder, warn=lambda _key, message, problems=problems: problems.append(message))
+        uploader = Uploader(claimed.folder, warn=functools.partial(_note_problem, problems))
         status = claimed.status() or meta.get("status") or "KILLED"
         try:
             done = uploader.finish(status, only_if_running=True)
@@ -93,3 +94,7 @@ def summary(report: SyncReport) -> str:
 
 def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def _note_problem(problems: list[str], _key: str, message: str) -> None:
+    problems.append(message)

@@ -70,7 +70,7 @@ class Encoder:
             part = next(parts, END)
             if part is END:
                 self._stack.pop()
-                self._inside.discard(owner)  # type: ignore[arg-type]
+                self._inside.discard(owner)
                 if self._sized_at == len(self._stack):
                     self._sized_at = None
             elif isinstance(part, _Rows):
@@ -224,7 +224,7 @@ class Encoder:
         return True
 
 
-class _Rows(list):  # type: ignore[type-arg]
+class _Rows(list[Any]):
     """Consecutive rows of a table, at most ``ROW_ELEMENTS`` values in all (or one row)."""
 
 

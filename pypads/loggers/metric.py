@@ -64,8 +64,8 @@ class Metric(Logger):
             if origin is not None and origin.model is not None:  # a row of the model comparison
                 rows(call.run).scored(origin.model, series[len(origin.model) + 1:], float(value), step)
             return
-        origin = lambda: provenance(self.name, call.run.mappings, call.function)  # noqa: E731 - only built for a summary
-        extension, content = _artifact(value, options["max_bytes"], origin)
+        described = lambda: provenance(self.name, call.run.mappings, call.function)  # noqa: E731 - only built for a summary
+        extension, content = _artifact(value, options["max_bytes"], described)
         call.run.writer.log_bytes(f"metrics/{series}/{step}.{extension}", content)
 
 

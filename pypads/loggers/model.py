@@ -83,8 +83,12 @@ class Model(Logger):
             return
         run = call.run
         if not pending:
-            run.on_end(lambda: [self._save(run, reference(), fit, limit)
-                                for reference, fit in list(pending.values()) if reference() is not None])
+            def save_pending() -> None:
+                for reference, fit in list(pending.values()):
+                    instance = reference()
+                    if instance is not None:
+                        self._save(run, instance, fit, limit)
+            run.on_end(save_pending)
         try:
             pending[id(call.instance)] = (weakref.ref(call.instance), _Fit.of(call))
         except TypeError:  # no weak references: saved at once, in its state after this batch

@@ -94,7 +94,7 @@ def svg(document: Mapping[str, Any]) -> bytes:
         place[index] = (PADDING + column * (BOX_WIDTH + COLUMN_GAP), TITLE_HEIGHT + row * (height + ROW_GAP))
     width = PADDING * 2 + (max(columns, default=0) + 1) * (BOX_WIDTH + COLUMN_GAP) - COLUMN_GAP
     total = TITLE_HEIGHT + (max(rows_in.values(), default=0) + 1) * (height + ROW_GAP)
-    width = max(width, PADDING * 2 + len(TITLE) * 5.6)  # the title at 11 px: about 5.6 px a character
+    width = max(width, PADDING * 2 + round(len(TITLE) * 5.6))  # the title at 11 px: about 5.6 px a character
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{total}" '
              f'viewBox="0 0 {width:.0f} {total}" font-family="sans-serif" font-size="12">',
              '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" '

@@ -50,7 +50,7 @@ def part_sizes(value: Any, limit: int | None) -> Iterator[int]:
         child = next(children, END)
         if child is END:
             stack.pop()
-            inside.discard(owner)  # type: ignore[arg-type]
+            inside.discard(owner)
             continue
         if isinstance(child, Run):
             yield run_size(child, stack)
@@ -84,7 +84,7 @@ def _own_size(value: Any, limit: int | None) -> tuple[int, Iterator[Any] | None]
     return (nbytes if isinstance(nbytes, int) else sys.getsizeof(value)), None
 
 
-class Run(list):  # type: ignore[type-arg]
+class Run(list[Any]):
     """Consecutive elements of a sequence (at most ``SLICE``), taken together."""
 
 

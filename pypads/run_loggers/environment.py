@@ -75,7 +75,7 @@ class IConsole(RunLogger):
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
         tees = {"stdout": _Tee(sys.stdout, self.max_bytes), "stderr": _Tee(sys.stderr, self.max_bytes)}
-        sys.stdout, sys.stderr = tees["stdout"], tees["stderr"]  # type: ignore[assignment]
+        sys.stdout, sys.stderr = tees["stdout"], tees["stderr"]
 
         def finish() -> None:
             for stream_name, tee in tees.items():
