@@ -1,0 +1,87 @@
+"""The fast tier: loggers and digests tested in this process, without a journal, an
+uploader or MLflow. A logger writes to its run's writer; here that is a
+:class:`RecordingWriter` that keeps what it was given, so each test reads what a
+logger would have sent to MLflow."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO
+
+import pytest
+
+from pypads.calls import Call
+from pypads.context import RunContext
+
+
+class RecordingWriter:
+    """Everything a logger can write, kept in memory (the writer's methods loggers use)."""
+
+    def __init__(self) -> None:
+        self.params: dict[str, str] = {}
+        self.metrics: dict[str, list[tuple[int, float]]] = {}
+        self.tags: dict[str, str] = {}
+        self.files: dict[str, bytes] = {}
+        self.entries: list[dict[str, Any]] = []
+        self.contents: list[bytes | None] = []
+        self.run_id = "0" * 32
+        self.is_open = True
+
+    def log_params(self, params: Mapping[str, str]) -> None:
+        self.params.update(params)
+
+    def log_metric(self, key: str, value: float, step: int = 0) -> None:
+        self.metrics.setdefault(key, []).append((step, value))
+
+    def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
+        for key, value in metrics.items():
+            self.log_metric(key, value, step)
+
+    def set_tag(self, key: str, value: str) -> None:
+        self.tags[key] = value
+
+    def set_tags(self, tags: Mapping[str, str]) -> None:
+        self.tags.update(tags)
+
+    def log_bytes(self, path: str, content: bytes) -> None:
+        self.files[path] = content
+
+    def append_bytes(self, path: str, content: bytes) -> None:
+        self.files[path] = self.files.get(path, b"") + content
+
+    def log_text(self, path: str, text: str) -> None:
+        self.files[path] = text.encode()
+
+    def log_entry(self, entry: Mapping[str, Any], content: bytes | None = None) -> None:
+        json.dumps(entry)  # an entry must travel as a JSON line
+        self.entries.append(dict(entry))
+        self.contents.append(content)
+
+    def log_file(self, path: str, write: Callable[[BinaryIO], None]) -> None:
+        raise AssertionError("not expected in these tests")
+
+    def lines(self, path: str) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.files[path].decode().splitlines()]
+
+
+@pytest.fixture
+def run() -> RunContext:
+    return RunContext(RecordingWriter())  # type: ignore[arg-type]
+
+
+def call_of(run: RunContext, function: Callable[..., Any], *args: Any, name: str, hooks: set[str],
+            instance: Any = None, depth: int = 0, parent: Call | None = None, **kwargs: Any) -> Call:
+    """Run ``function`` as a tracked call would, and return the call loggers receive."""
+    order, number = run.next_call(name)
+    call = Call(function, name, instance, type(instance) if instance is not None else None, args, kwargs,
+                frozenset(hooks), run, order, number, depth, parent)
+    call.result = function(*args, **kwargs)
+    return call
+
+
+def logged(logger: Any, call: Call) -> Call:
+    """Run ``logger``'s two phases around an already finished ``call``."""
+    before = logger.pre(call, logger.options)
+    logger.post(call, before, logger.options)
+    return call
