@@ -58,7 +58,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Handler:
+class LoggerOnEvent:
     """A logger listening to an event, with the event's ``with`` options merged in."""
 
     event: str
@@ -118,7 +118,7 @@ class CallSite:
         session: Session,
         attribute: str,
         hooks: frozenset[str],
-        handlers: tuple[Handler, ...],
+        handlers: tuple[LoggerOnEvent, ...],
         bound_to: str,
     ) -> None:
         self.session = session

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from pypads.calls import Call, Handler
+from pypads.calls import Call, LoggerOnEvent
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
 from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
@@ -204,8 +204,8 @@ class EventTable:
     """From the hooks of an attribute to the handlers its calls must run."""
 
     def __init__(self, config: Mapping[str, Any], loggers: Mapping[str, tuple[Logger, ...]]) -> None:
-        self._by_hook: dict[str, list[Handler]] = {}
-        self._for_hooks: dict[frozenset[str], tuple[Handler, ...]] = {}  # a cache per table, dropped with it
+        self._by_hook: dict[str, list[LoggerOnEvent]] = {}
+        self._for_hooks: dict[frozenset[str], tuple[LoggerOnEvent, ...]] = {}  # a cache per table, dropped with it
         for event, spec in config["events"].items():
             if event not in loggers:
                 known = ", ".join(sorted(loggers))
@@ -221,25 +221,25 @@ class EventTable:
                 merged = {**logger.options, **given}
                 handled = logger if depth < 0 else DepthLimited(logger, depth)
                 for hook in spec["on"]:
-                    self._by_hook.setdefault(hook, []).append(Handler(event, handled, merged))
+                    self._by_hook.setdefault(hook, []).append(LoggerOnEvent(event, handled, merged))
 
-    def handlers(self) -> list[Handler]:
+    def handlers(self) -> list[LoggerOnEvent]:
         """Every handler once (a logger on several hooks of one event counts once)."""
-        unique: dict[tuple[str, int], Handler] = {}
+        unique: dict[tuple[str, int], LoggerOnEvent] = {}
         for handlers in self._by_hook.values():
             for handler in handlers:
                 unique.setdefault((handler.event, id(handler.logger)), handler)
         return list(unique.values())
 
-    def handlers_for(self, hooks: frozenset[str]) -> tuple[Handler, ...]:
+    def handlers_for(self, hooks: frozenset[str]) -> tuple[LoggerOnEvent, ...]:
         """The handlers of a call that fires ``hooks``, each once (looked up once per set of hooks)."""
         found = self._for_hooks.get(hooks)
         if found is None:
             found = self._for_hooks[hooks] = self._collect(hooks)
         return found
 
-    def _collect(self, hooks: frozenset[str]) -> tuple[Handler, ...]:
-        handlers: list[Handler] = []
+    def _collect(self, hooks: frozenset[str]) -> tuple[LoggerOnEvent, ...]:
+        handlers: list[LoggerOnEvent] = []
         seen: set[tuple[str, int]] = set()
         for hook in sorted(hooks):
             for handler in self._by_hook.get(hook, ()):

@@ -49,7 +49,7 @@ def save(array: np.ndarray, stream: BinaryIO | None) -> str:
     returns the file's BLAKE3 hash."""
     leading = header(array)
     if leading is None:
-        tee = _Tee(stream)
+        tee = _HashingStream(stream)
         np.lib.format.write_array(tee, array, allow_pickle=False)
         return tee.hash.hexdigest()
     if stream is None:  # nothing to write: the hash may use every core
@@ -83,7 +83,7 @@ def memory(array: np.ndarray) -> memoryview:
     return ordered.reshape(-1).view(np.uint8).data
 
 
-class _Tee:
+class _HashingStream:
     """A file-like object that hashes what is written to it and passes it on."""
 
     def __init__(self, stream: BinaryIO | None) -> None:

@@ -24,7 +24,7 @@ class IPackages(RunLogger):
         run.writer.set_tags({"pypads.python.executable": sys.executable})
 
 
-class _Tee:
+class _ConsoleCopy:
     """A stream that writes through to the original and keeps a capped copy.
 
     No lock: a signal handler that prints would run in the middle of a ``write`` it
@@ -74,7 +74,7 @@ class IConsole(RunLogger):
         self.max_bytes = max_bytes
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
-        tees = {"stdout": _Tee(sys.stdout, self.max_bytes), "stderr": _Tee(sys.stderr, self.max_bytes)}
+        tees = {"stdout": _ConsoleCopy(sys.stdout, self.max_bytes), "stderr": _ConsoleCopy(sys.stderr, self.max_bytes)}
         sys.stdout, sys.stderr = tees["stdout"], tees["stderr"]
 
         def finish() -> None:
