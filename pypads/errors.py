@@ -28,6 +28,20 @@ class LoggerFailure(PyPadsError):
     """Raised instead of a warning when a logger fails in strict mode (``PYPADS_STRICT=1``)."""
 
 
+class CallMonitorError(PyPadsError):
+    """A call database cannot be loaded, a record in it is malformed or unsafe (the message
+    names the file and the record), a call asked for does not exist, or a replay is
+    refused (and the message says what would allow it)."""
+
+
+class ResultsError(PyPadsError):
+    """A run, an experiment or a part of a run asked for (``pypads.results``) is not in the store."""
+
+
+class RecordingWarning(UserWarning):
+    """A call could not be recorded into the call database; the call itself was not affected."""
+
+
 class MappingWarning(UserWarning):
     """A mapping file names something that is not there, or serves another version of
     its library: that part of it tracks nothing."""

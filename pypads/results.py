@@ -26,17 +26,13 @@ import pandas as pd
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from pypads.errors import PyPadsError
+from pypads.errors import ResultsError
 from pypads.store import resolve_store
 
 __all__ = ["ResultsError", "calls", "datasets", "metrics", "params", "pipeline", "pipeline_edges", "runs"]
 
 PIPELINE_GRAPH = "pipeline/graph.json"
 RUN_COLUMNS = ["run_id", "run_name", "experiment", "status", "start_time", "end_time"]
-
-
-class ResultsError(PyPadsError):
-    """A run, an experiment or a part of a run asked for is not in the store."""
 
 
 def runs(experiment: str | None = None, max_results: int = 100, uri: str | None = None) -> pd.DataFrame:

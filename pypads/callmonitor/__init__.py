@@ -12,11 +12,11 @@ run's artifacts. A database is read as untrusted input; see "Trust model" in
 """
 
 from pypads.callmonitor.database import Settings
-from pypads.callmonitor.errors import CallMonitorError
 from pypads.callmonitor.handlers import REGISTRY, Handler, NPHandler, Registry
 from pypads.callmonitor.reading import DB, Args, Replay, load
 from pypads.callmonitor.recording import CONTEXT, CallRecorder, RecordingWarning, intercept
 from pypads.callmonitor.values import Pickled, Unsaved
+from pypads.errors import CallMonitorError
 
 __all__ = [
     "CONTEXT", "DB", "REGISTRY", "Args", "CallMonitorError", "CallRecorder", "Handler", "NPHandler",

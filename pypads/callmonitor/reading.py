@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from pypads.callmonitor.database import RUN_FOLDER
-from pypads.callmonitor.errors import CallMonitorError
 from pypads.callmonitor.records import FORMAT
 from pypads.callmonitor.replaying import find_function, unwrapped
 from pypads.callmonitor.untrusted import check, inside, json_lines, read_json
 from pypads.callmonitor.values import Pickled, Unsaved, Values
+from pypads.errors import CallMonitorError
 
 __all__ = ["DB", "Args", "CallMonitorError", "Pickled", "Replay", "Unsaved", "load"]
 

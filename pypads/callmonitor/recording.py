@@ -16,14 +16,10 @@ from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import Encoded, Encoder
 from pypads.calls import Call, inside_pypads, pypads_at_work
 from pypads.context import RunContext, active_run
-from pypads.errors import warn
+from pypads.errors import RecordingWarning, warn
 from pypads.loggers.base import Logger
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class RecordingWarning(UserWarning):
-    """A call could not be recorded; the call itself was not affected."""
 
 
 class Context:

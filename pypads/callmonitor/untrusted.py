@@ -22,7 +22,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
 
-from pypads.callmonitor.errors import CallMonitorError
+from pypads.errors import CallMonitorError
 from pypads.schemas import CALLMONITOR, schemas
 
 MAX_DOCUMENT = 64 << 20  # bytes of one JSON document or line; records keep large values in files

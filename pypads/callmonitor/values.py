@@ -18,10 +18,10 @@ from typing import Any, BinaryIO
 import cloudpickle
 import numpy as np
 
-from pypads.callmonitor.errors import CallMonitorError
 from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import untag
 from pypads.callmonitor.untrusted import check_tree, open_regular, plain_name
+from pypads.errors import CallMonitorError
 
 _SCALAR_KINDS = "biuf"  # the numpy scalars the recorder stores inline
 
