@@ -9,8 +9,8 @@ imported anyway) or in a process of its own, which the writer starts with
 
 In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
 never touch the script: not its memory, not its GIL. The process reads commands on
-stdin (``flush <n>``, ``close <status> <timeout>``; end of input means the script is gone) and
-answers with JSON lines on the stdout it was given (see :mod:`pypads.writer`).
+stdin (:class:`~pypads.wire.Flush`, :class:`~pypads.wire.Close`; end of input means the script
+is gone) and answers on the stdout it was given (see :mod:`pypads.wire`).
 
 :func:`recover` uploads journals that earlier processes left behind.
 """
@@ -21,7 +21,6 @@ import argparse
 import errno
 import functools
 import importlib
-import json
 import os
 import queue
 import signal
@@ -31,12 +30,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn, TextIO
+from typing import Any, BinaryIO, NoReturn
 
 from pypads.errors import warn
 from pypads.journal import Journal, left_behind
 from pypads.privacy import redact_text
 from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
+from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
 
 # Seconds one MLflow call may go unanswered before the end of a run gives up on it (the
 # journal keeps the data): short for a server, which may be down; long for a store on
@@ -380,16 +380,16 @@ class Recovery:
 
 # --- the uploader as a process of its own --------------------------------------------
 class _Channel:
-    """JSON lines to the script, from any thread of this process."""
+    """Answers to the script, from any thread of this process."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
         self._lock = threading.Lock()
 
-    def send(self, **message: Any) -> None:
+    def send(self, message: Message) -> None:
         with self._lock:
             try:
-                self._stream.write(json.dumps(message) + "\n")
+                self._stream.write(encode(message))
                 self._stream.flush()
             except (OSError, ValueError):  # the script is gone: the journal is what counts
                 pass
@@ -404,16 +404,19 @@ class _ReportingClock(AnswerClock):
 
     def started(self) -> None:
         super().started()
-        self._channel.send(busy=True)
+        self._channel.send(ClockReading(busy=True))
 
     def answered(self) -> None:
         super().answered()
-        self._channel.send(busy=False)
+        self._channel.send(ClockReading(busy=False))
 
 
-def _read_commands(commands: queue.Queue[list[str] | None]) -> None:
-    for line in sys.stdin:
-        commands.put(line.split())
+def _read_commands(commands: queue.Queue[Command | None], channel: _Channel) -> None:
+    for line in sys.stdin.buffer:
+        try:
+            commands.put(decode_command(line))
+        except WireError as error:  # not from this pypads' writer: say so, and read on
+            channel.send(Warned("wire", f"pypads' uploader ignored a malformed command: {error}"))
     # End of input: the script is gone (or done). Let go of its output now, from this
     # thread: the main one may be inside an MLflow call that takes minutes to give up.
     _let_go_of_the_scripts_output()
@@ -434,16 +437,17 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or :func:`default_timeout`)."""
     # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
-    channel = _Channel(os.fdopen(os.dup(1), "w"))
+    channel = _Channel(os.fdopen(os.dup(1), "wb"))
     os.dup2(2, 1)
     clock = _ReportingClock(channel)
-    uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(warn=key, message=message))
+    uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(Warned(key, message)))
     uploader.journal.set_uploader(os.getpid())
-    commands: queue.Queue[list[str] | None] = queue.Queue()
-    threading.Thread(target=_read_commands, args=(commands,), name="pypads-commands", daemon=True).start()
+    commands: queue.Queue[Command | None] = queue.Queue()
+    threading.Thread(target=_read_commands, args=(commands, channel), name="pypads-commands", daemon=True).start()
     uploader.open()
-    channel.send(open=uploader.run_id)
-    recovery = Recovery(lambda key, message: channel.send(warn=key, message=message)).start() if recover_left else None
+    channel.send(Opened(uploader.run_id))
+    recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
+    status: str | None
     while True:
         try:
             command = commands.get(timeout=interval)
@@ -451,21 +455,21 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
             if uploader.journal.has_news():
                 uploader.drain()
             continue
-        if command and command[0] == "flush":
-            channel.send(flushed=int(command[1]), ok=uploader.drain())
+        if isinstance(command, Flush):
+            channel.send(Flushed(command.number, uploader.drain()))
             continue
         if command is None:  # killed: end the run the way recovery would
             status, timeout = uploader.journal.status() or "KILLED", default_timeout(uploader.target.store)
-        else:  # close <status> <timeout>
-            status, timeout = (command[1] if command[1] != "-" else None), float(command[2])
+        else:
+            status, timeout = command.status, command.timeout
         break
     finished: list[bool] = []
     finishing = threading.Thread(target=lambda: finished.append(uploader.finish(status)), daemon=True)
     finishing.start()
     if not clock.wait(lambda: not finishing.is_alive(), timeout):
-        channel.send(closed=False)
+        channel.send(Closed(False))
         os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
-    channel.send(closed=bool(finished and finished[0]))
+    channel.send(Closed(bool(finished and finished[0])))
     _let_go_of_the_scripts_output()
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))

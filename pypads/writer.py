@@ -50,6 +50,7 @@ from pypads.uploader import (
     recovery_timeout,
     warn_locally,
 )
+from pypads.wire import Answer, ClockReading, Close, Closed, Flush, Flushed, Opened, Warned, WireError, decode_answer, encode
 
 SYS_PATH_VARIABLE = "PYPADS_UPLOADER_SYS_PATH"
 LAUNCH = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({SYS_PATH_VARIABLE!r}))\n"
@@ -420,7 +421,7 @@ class UploaderProcess:
             number = self._requests
             answer: tuple[threading.Event, list[bool]] = (threading.Event(), [])
             self._flushes[number] = answer
-        if not self._command(f"flush {number}"):
+        if not self._command(Flush(number)):
             return False
         if not self.clock.wait(answer[0].is_set, self.wait_timeout):
             return False  # MLflow does not answer: the journal keeps it
@@ -430,7 +431,7 @@ class UploaderProcess:
         process = self._process
         if process is None:
             return False
-        self._command(f"close {status or '-'} {timeout}")
+        self._command(Close(status or None, timeout))
         if self.clock.wait(lambda: self._said_closed.is_set() or self._ended.is_set(), timeout):
             ok = bool(self._closed_ok)  # its exit is not waited for: nothing is left to do
         else:  # MLflow does not answer: stop the uploader, the journal keeps the run
@@ -453,13 +454,13 @@ class UploaderProcess:
             os.dup2(null, self._process.stdin.fileno())
             os.close(null)
 
-    def _command(self, line: str) -> bool:
+    def _command(self, command: Flush | Close) -> bool:
         stdin = self._process.stdin if self._process is not None else None
         if stdin is None:
             return False
         try:
             with self._lock:
-                stdin.write((line + "\n").encode())
+                stdin.write(encode(command))
                 stdin.flush()
             return True
         except (OSError, ValueError):  # the uploader is gone
@@ -470,7 +471,9 @@ class UploaderProcess:
         try:
             for line in self._process.stdout:
                 try:
-                    self._answer(json.loads(line))
+                    self._answer(decode_answer(line))
+                except WireError as error:
+                    warn_locally("wire", f"pypads ignored a malformed answer of its uploader: {error}")
                 except Exception:  # noqa: S110 - e.g. warnings made errors: this thread must go on
                     pass
         except OSError:
@@ -498,28 +501,28 @@ class UploaderProcess:
         except Exception:  # noqa: S110 - warnings made errors: nobody to raise to on this thread
             pass
 
-    def _answer(self, message: dict[str, Any]) -> None:
-        if "busy" in message:
+    def _answer(self, message: Answer) -> None:
+        if isinstance(message, ClockReading):
             # Each call restarts the clock, the first one too: a slow start-up on a busy
             # host must not eat into the time of a store that answers.
-            if message["busy"]:
+            if message.busy:
                 self.clock.started()
             else:
                 self.clock.answered()
-        elif "open" in message:
-            self._run_id = message["open"]
+        elif isinstance(message, Opened):
+            self._run_id = message.run_id
             if self._run_id is not None and self._on_open is not None:
                 self._on_open(self._run_id)
             self._opened.set()
-        elif "flushed" in message:
+        elif isinstance(message, Flushed):
             with self._lock:
-                event, result = self._flushes.pop(message["flushed"], (threading.Event(), []))
-            result.append(message["ok"])
+                event, result = self._flushes.pop(message.number, (threading.Event(), []))
+            result.append(message.ok)
             event.set()
-        elif "warn" in message:
-            warn_locally(message["warn"], message["message"])
-        elif "closed" in message:
-            self._closed_ok = message["closed"]
+        elif isinstance(message, Warned):
+            warn_locally(message.key, message.message)
+        elif isinstance(message, Closed):
+            self._closed_ok = message.ok
             self._said_closed.set()
 
 
