@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from pypads.callmonitor.database import RUN_FOLDER
-from pypads.callmonitor.records import FORMAT
+from pypads.callmonitor.folder import CallRecord, read_database
 from pypads.callmonitor.replaying import find_function, unwrapped
-from pypads.callmonitor.untrusted import check, inside, json_lines, read_json
+from pypads.callmonitor.untrusted import check
 from pypads.callmonitor.values import Pickled, Unsaved, Values
 from pypads.errors import CallMonitorError
 
@@ -67,21 +67,6 @@ class Args:
     __str__ = __repr__
 
 
-@dataclass
-class _Call:
-    record: dict[str, Any]
-    folder: Path | None
-    where: str
-    """The record's file (and line) for error messages."""
-    checked: bool = False
-
-
-@dataclass
-class _Function:
-    info: dict[str, Any]
-    calls: dict[int, _Call]
-
-
 class DB:
     """A loaded call database (read-only)."""
 
@@ -89,7 +74,7 @@ class DB:
         self.root = Path(root).resolve()
         self.allow_pickle = allow_pickle
         self._values = Values(self.root, allow_pickle)
-        self.functions = _read_database(self.root)
+        self.functions = read_database(self.root)
 
     # --- finding calls ----------------------------------------------------------------
     def resolve(self, name: str) -> str:
@@ -107,7 +92,7 @@ class DB:
     def calls(self, name: str) -> int:
         return len(self.functions[self.resolve(name)].calls)
 
-    def _call(self, name: str, n: int) -> tuple[str, _Call]:
+    def _call(self, name: str, n: int) -> tuple[str, CallRecord]:
         qualified = self.resolve(name)
         calls = self.functions[qualified].calls
         if n not in calls:
@@ -237,57 +222,6 @@ def _download(source: str, tracking_uri: str | None) -> Path:
         return Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target), tracking_uri=tracking_uri))
     except Exception as error:
         raise CallMonitorError(f"cannot download a call database from {source}: {error}") from None
-
-
-def _read_database(root: Path) -> dict[str, _Function]:
-    if not root.is_dir():
-        raise CallMonitorError(f"{root} is not a folder")
-    meta = root / "db.json"
-    if not meta.exists():
-        raise CallMonitorError(f"{root} is not a call database: it has no db.json")
-    header = read_json(root, meta, str(meta))
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise CallMonitorError(f"{root} is not a call database of format {FORMAT} (db.json: {str(header)[:200]})")
-    check(header, "database", str(meta))
-    functions = {}
-    for entry in sorted(root.iterdir()):
-        if entry.name == "objects" or not (entry.is_dir() or entry.is_symlink()):
-            continue
-        folder = inside(root, entry, str(entry))
-        if folder.is_dir():
-            functions[entry.name] = _read_function(root, entry.name, folder)
-    return functions
-
-
-def _read_function(root: Path, name: str, folder: Path) -> _Function:
-    where = str(root / name / "function.json")
-    info = read_json(root, folder / "function.json", where)
-    check(info, "function", where)
-    calls: dict[int, _Call] = {}
-    for lines in sorted(folder.glob("calls*.jsonl")):
-        shown = str(root / name / lines.name)
-        for number, record in json_lines(root, lines, shown):
-            if record is not None:  # None: the last line, torn by a kill
-                call = _Call(record, None, f"{shown} line {number}")
-                calls[_number(call)] = call
-    for entry in sorted(folder.iterdir()):
-        if re.fullmatch(r"[0-9]+", entry.name):
-            shown = str(root / name / entry.name / "record.json")
-            call_folder = inside(root, entry, shown)
-            call = _Call(read_json(root, call_folder / "record.json", shown), call_folder, shown)
-            if _number(call) != int(entry.name):
-                raise CallMonitorError(f"{shown}: the record of call {call.record['n']} is in folder {entry.name}")
-            calls[int(entry.name)] = call
-    return _Function(info, dict(sorted(calls.items())))
-
-
-def _number(call: _Call) -> int:
-    """The call number of a record (the rest of it is checked when it is read)."""
-    number = call.record.get("n") if isinstance(call.record, dict) else None
-    if type(number) is not int or number < 1:
-        raise CallMonitorError(f"{call.where}: not a record with a call number 'n' (a positive integer): "
-                               f"{str(call.record)[:100]}")
-    return number
 
 
 def _module_names(allow_modules: str | Iterable[str]) -> tuple[str, ...]:
