@@ -34,7 +34,8 @@ from pypads.privacy import load_salt, redact_text
 from pypads.provenance import pypads_version
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
-from pypads.uploader import SERVER_TIMEOUT, connection, default_timeout
+from pypads.timeouts import SERVER_TIMEOUT, default_timeout
+from pypads.uploader import connection
 from pypads.writer import Writer
 
 RunFunction = Callable[["PyPads"], None]

@@ -26,7 +26,6 @@ import queue
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -36,26 +35,14 @@ from pypads.errors import warn
 from pypads.journal import Journal, left_behind
 from pypads.privacy import redact_text
 from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
+from pypads.timeouts import LOCAL_TIMEOUT, SERVER_TIMEOUT, AnswerClock, default_timeout, recovery_timeout
 from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
 
-# Seconds one MLflow call may go unanswered before the end of a run gives up on it (the
-# journal keeps the data): short for a server, which may be down; long for a store on
-# this machine, which is never down but takes seconds to create MLflow's tables on first use.
-SERVER_TIMEOUT = 5.0
-LOCAL_TIMEOUT = 60.0
+# Re-exported: the timeout policy lived here before pypads.timeouts.
+__all__ = ["LOCAL_TIMEOUT", "SERVER_TIMEOUT", "AnswerClock", "Recovery", "Uploader", "WriterWarning", "connection",
+           "default_timeout", "main", "recover", "recovery_timeout", "serve", "warn_locally"]
 Warn = Callable[[str, str], None]
 OpenRun = Callable[[RunTarget], tuple[Any, str]]
-
-
-def default_timeout(store: Store) -> float:
-    """The end's timeout for ``store`` when the config sets none."""
-    return LOCAL_TIMEOUT if store.is_local else SERVER_TIMEOUT
-
-
-def recovery_timeout(timeout: float) -> float:
-    """How long an end waits for the recovery of other runs' journals: their stores may
-    be servers that are down, and what is left a later PyPads() finishes."""
-    return min(timeout, SERVER_TIMEOUT)
 
 
 class WriterWarning(UserWarning):
@@ -70,42 +57,6 @@ def connection() -> ModuleType:
     # wait at MLflow's import, not hold pypads.connection's import lock: that would deadlock.
     importlib.import_module("mlflow")
     return importlib.import_module("pypads.connection")
-
-
-class AnswerClock:
-    """When the MLflow call in progress began: lets a thread that waits for another
-    tell a store that does not answer from one that is merely busy."""
-
-    def __init__(self) -> None:
-        self._since: float | None = None
-
-    def call(self, function: Callable[..., Any], *args: Any) -> Any:
-        self.started()
-        try:
-            return function(*args)
-        finally:
-            self.answered()
-
-    def started(self) -> None:
-        self._since = time.monotonic()
-
-    def answered(self) -> None:
-        self._since = None
-
-    @property
-    def busy(self) -> bool:
-        return self._since is not None
-
-    def wait(self, done: Callable[[], bool], timeout: float) -> bool:
-        """Wait until ``done()`` as long as MLflow answers: False once one call has
-        waited ``timeout`` seconds (counted from now at the earliest)."""
-        waiting_from = time.monotonic()
-        while not done():
-            time.sleep(0.02)
-            since = self._since
-            if since is not None and time.monotonic() - max(since, waiting_from) > timeout:
-                return False
-        return True
 
 
 def warn_locally(key: str, message: str) -> None:

@@ -1,18 +1,19 @@
 """The one writer: every param, metric, tag and artifact of a run goes through here.
 
 On the calling thread a submission costs one append to the run's journal on local disk
-(see ``journal.py``). An uploader (see ``uploader.py``) does all the talking to MLflow:
+(see :mod:`pypads.journal`). An uploader (see :mod:`pypads.uploader`) does all the talking to MLflow:
 it opens the run, uploads the journal as it grows (every ``interval`` seconds, in as few
 MLflow calls as possible) and, on :meth:`Writer.close`, sends the rest and ends the run.
 
 The uploader runs in a process of its own, so that a script that does not use MLflow
 never loads it: MLflow's import, its memory and its database work stay out of the
 script's process. A script that has imported MLflow pays for it already; there the
-uploader is a thread (``in_process``).
+uploader is a thread (``in_process``). Either way the writer drives it through one
+interface, :class:`pypads.link.base.UploaderLink`.
 
 If the script imports MLflow while the run is being opened, that import waits until the
 run exists: the script's own ``mlflow.log_*`` calls then find it (see
-``hold_mlflow_import``).
+:func:`pypads.link.base.hold_mlflow_import`).
 
 A store that does not answer never holds the script: ``close`` gives up after
 ``timeout`` seconds without an answer and leaves the data in the journal, which the
@@ -21,40 +22,19 @@ next ``PyPads()`` uploads (:func:`pypads.uploader.recover`).
 
 from __future__ import annotations
 
-# Imported now, not by MLflow's import on the uploader's thread: it registers a threading
-# exit hook, which Python refuses once it shuts down, and a short script can end while
-# the uploader is still importing MLflow (the run would then stay in the journal).
-import concurrent.futures.thread  # noqa: F401
-import importlib
-import json
-import os
-import subprocess
-import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable, Mapping
-from types import ModuleType
 from typing import Any, BinaryIO
 
 from pypads.errors import say_on_stderr
 from pypads.journal import Journal
-from pypads.patching.importer import PatchingFinder
+from pypads.link.base import LinkSettings, Outcome, UploaderLink
+from pypads.link.process import UploaderProcess
+from pypads.link.thread import UploaderThread
 from pypads.store import RunTarget
-from pypads.uploader import (
-    AnswerClock,
-    OpenRun,
-    Recovery,
-    Uploader,
-    default_timeout,
-    recovery_timeout,
-    warn_locally,
-)
-from pypads.wire import Answer, ClockReading, Close, Closed, Flush, Flushed, Opened, Warned, WireError, decode_answer, encode
-
-SYS_PATH_VARIABLE = "PYPADS_UPLOADER_SYS_PATH"
-LAUNCH = (f"import json, os, sys; sys.path[:] = json.loads(os.environ.pop({SYS_PATH_VARIABLE!r}))\n"
-          "from pypads.uploader import main; main()")
+from pypads.timeouts import default_timeout
+from pypads.uploader import OpenRun, Uploader, warn_locally
 
 
 class Writer:
@@ -73,7 +53,7 @@ class Writer:
         on_failure: called once if the journal cannot be written (then nothing more is).
         wait_timeout: how long asking for the run id, importing MLflow or flushing may
             wait for one MLflow call (opening the run, say) that does not answer; by
-            default :func:`~pypads.uploader.default_timeout` of the store.
+            default :func:`~pypads.timeouts.default_timeout` of the store.
 
     Nothing is sent before :meth:`start`.
     """
@@ -98,13 +78,13 @@ class Writer:
         self._closed = False
         self._late_lock = threading.Lock()
         self._swap_lock = threading.Lock()  # the end and a take-over of the upload, one at a time
-        self._settings = (journal, interval, on_open, open_run, recover,
-                          wait_timeout or default_timeout(target.store))
-        self._uploader: UploaderThread | UploaderProcess
+        self._settings = LinkSettings(journal, interval, on_open, open_run, recover,
+                                      wait_timeout or default_timeout(target.store))
+        self._uploader: UploaderLink
         if in_process:
-            self._uploader = UploaderThread(*self._settings)
+            self._uploader = UploaderThread(self._settings)
         else:
-            self._uploader = UploaderProcess(*self._settings, on_death=self._take_over)
+            self._uploader = UploaderProcess(self._settings, on_death=self._take_over)
 
     def start(self) -> None:
         """Start uploading (opening the run first)."""
@@ -118,7 +98,7 @@ class Writer:
         with self._swap_lock:
             if self._closed:
                 return False
-            self._uploader = UploaderThread(*self._settings)
+            self._uploader = UploaderThread(self._settings)
             self._uploader.start()
             return True
 
@@ -238,7 +218,7 @@ class Writer:
         """Upload everything, end the run with ``status`` (if given) and stop.
 
         Waits as long as the upload takes, but gives up once MLflow has not answered
-        one call for ``timeout`` seconds (by default :func:`~pypads.uploader.default_timeout`
+        one call for ``timeout`` seconds (by default :func:`~pypads.timeouts.default_timeout`
         of the store). Returns True when everything is in MLflow and
         the journal is gone; otherwise the journal keeps it (with ``status``) for the
         next ``PyPads()``, and a warning says so.
@@ -259,302 +239,18 @@ class Writer:
         # journal the uploader left (see _late), never into one it is deleting.
         with self._late_lock:
             self.journal.close()  # the uploader deletes the files: do not hold them open
-            closed = uploader.close(status, timeout)
-            if uploader.died and not self.journal.exists():
+            outcome = uploader.close(status, timeout)
+            if outcome is Outcome.DIED and not self.journal.exists():
                 # It died deleting the journal, with the run complete in MLflow.
                 self.journal.discard()
-                closed = True
-            elif uploader.died:  # too late for _take_over: the end is uploaded from here
-                uploader = self._uploader = UploaderThread(*self._settings)
+                outcome = Outcome.CLOSED
+            elif outcome is Outcome.DIED:  # too late for _take_over: the end is uploaded from here
+                uploader = self._uploader = UploaderThread(self._settings)
                 uploader.start()
-                closed = uploader.close(status, timeout)
-        if closed:
+                outcome = uploader.close(status, timeout)
+        if outcome is Outcome.CLOSED:
             return True
-        if uploader.timed_out:
+        if outcome is Outcome.TIMED_OUT:
             warn_locally("close", f"MLflow at {self.target.store.display_uri} did not answer for {timeout:g} s: "
                          f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
         return False
-
-
-class UploaderThread:
-    """The uploader on a thread of this process."""
-
-    died = False  # a thread of ours does not die on its own
-
-    def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
-                 open_run: OpenRun | None, recover: bool, wait_timeout: float) -> None:
-        self.uploader = Uploader(journal.folder, open_run=open_run, on_open=on_open)
-        self.interval = interval
-        self._recovery = Recovery() if recover else None
-        self._status: str | None = None
-        self._timeout = default_timeout(self.uploader.target.store)
-        self._wait_timeout = wait_timeout
-        self._finished = False
-        self.timed_out = False
-        self._stopped = threading.Event()
-        self._import_hold: PatchingFinder | None = None
-        self._thread = threading.Thread(target=self._loop, name="pypads-writer", daemon=True)
-
-    def start(self) -> bool:
-        if "mlflow" not in sys.modules:
-            self._import_hold = hold_mlflow_import(self.uploader.open)
-        self._thread.start()
-        return True
-
-    @property
-    def run_id(self) -> str | None:
-        opened = self.uploader.opened
-        if not opened.is_set():
-            self.uploader.clock.wait(opened.is_set, self._wait_timeout)
-        return self.uploader.run_id
-
-    @property
-    def is_open(self) -> bool:
-        return self.uploader.opened.is_set() and self.uploader.run_id is not None
-
-    def flush(self) -> bool:
-        return self.uploader.drain()
-
-    def close(self, status: str | None, timeout: float) -> bool:
-        self._status, self._timeout = status, timeout
-        self._stopped.set()
-        if self._thread is threading.current_thread() or self.uploader.draining_here:
-            return False  # a signal handler interrupted our own upload: the journal keeps it
-        if self._thread.ident is None:
-            self._thread.start()  # never started: the final upload still happens
-        if not self.uploader.clock.wait(lambda: not self._thread.is_alive(), timeout):
-            self.timed_out = True
-            return False
-        if self._import_hold is not None:
-            self._import_hold.uninstall()
-        return self._finished
-
-    def _loop(self) -> None:
-        if self._import_hold is not None:
-            # Import MLflow here; whichever thread runs its import opens the run in it.
-            try:
-                importlib.import_module("mlflow")
-            except Exception:  # noqa: S110 - open() below reports it, and run_id stops waiting
-                pass
-        if self.uploader.open() and self._recovery is not None:
-            self._recovery.start()
-        while not self._stopped.wait(self.interval):
-            if self.uploader.journal.has_news():
-                self.uploader.drain()
-        if self._recovery is not None and self._recovery.started:
-            self._recovery.wait(recovery_timeout(self._timeout))
-        self._finished = self.uploader.finish(self._status)
-
-
-class UploaderProcess:
-    """The uploader in a process of its own (:func:`pypads.uploader.main`), driven
-    through its stdin; its answers (JSON lines on its stdout) are read on a thread here."""
-
-    def __init__(self, journal: Journal, interval: float, on_open: Callable[[str], None] | None,
-                 open_run: OpenRun | None, recover: bool, wait_timeout: float,
-                 on_death: Callable[[], bool] | None = None) -> None:
-        self.journal = journal
-        self.interval = interval
-        self.recover = recover
-        self.wait_timeout = wait_timeout
-        self.on_death = on_death  # True if another uploader took over
-        self.clock = AnswerClock()  # set from the process' reports
-        self._on_open = on_open
-        self._run_id: str | None = None
-        self._opened = threading.Event()
-        self._ended = threading.Event()  # the process has closed its answers
-        self._closed_ok: bool | None = None  # None until the process says how its end went
-        self._said_closed = threading.Event()
-        self.timed_out = False
-        self.died = False  # stopped before it said the run was closed
-        self._lock = threading.Lock()
-        self._flushes: dict[int, tuple[threading.Event, list[bool]]] = {}
-        self._requests = 0
-        self._process: subprocess.Popen[bytes] | None = None
-        self._import_hold: PatchingFinder | None = None
-
-    def start(self) -> bool:
-        """Start the process; False if it cannot be started (then a thread uploads)."""
-        if not sys.executable or getattr(sys, "frozen", False):
-            return False  # no interpreter to start (a frozen app would start itself again)
-        command = [sys.executable, "-c", LAUNCH, str(self.journal.folder), "--interval", str(self.interval)]
-        if sys.argv and sys.argv[0]:
-            command.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
-        if self.recover:
-            command.append("--recover")
-        # The same imports as the script: its sys.path, with what it added at run time.
-        environment = {**os.environ, SYS_PATH_VARIABLE: json.dumps(sys.path)}
-        try:
-            # A session of its own: Ctrl-C in a terminal reaches the script, which ends the run.
-            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             env=environment, start_new_session=True)
-        except (OSError, ValueError) as error:
-            warn_locally("start", f"pypads could not start its uploader process ({error}); it uploads on a thread")
-            return False
-        if "mlflow" not in sys.modules:
-            self._import_hold = hold_mlflow_import(self._wait_until_open)
-        _PROCESSES.add(self)
-        # The uploader's start-up (MLflow's import) is timed like an MLflow call of its
-        # own, so that a start-up that hangs cannot hang the script's end either.
-        self.clock.started()
-        threading.Thread(target=self._read_answers, name="pypads-uploader-answers", daemon=True).start()
-        return True
-
-    @property
-    def run_id(self) -> str | None:
-        self._wait_until_open()
-        return self._run_id
-
-    def _wait_until_open(self) -> None:
-        # Bounded: a store that does not answer costs wait_timeout after the uploader's
-        # start-up, and as much again for the call that opens the run (each timed apart).
-        if not self._opened.is_set():
-            self.clock.wait(self._opened.is_set, self.wait_timeout)
-
-    @property
-    def is_open(self) -> bool:
-        return self._opened.is_set() and self._run_id is not None
-
-    def flush(self) -> bool:
-        with self._lock:
-            self._requests += 1
-            number = self._requests
-            answer: tuple[threading.Event, list[bool]] = (threading.Event(), [])
-            self._flushes[number] = answer
-        if not self._command(Flush(number)):
-            return False
-        if not self.clock.wait(answer[0].is_set, self.wait_timeout):
-            return False  # MLflow does not answer: the journal keeps it
-        return bool(answer[1] and answer[1][0])
-
-    def close(self, status: str | None, timeout: float) -> bool:
-        process = self._process
-        if process is None:
-            return False
-        self._command(Close(status or None, timeout))
-        if self.clock.wait(lambda: self._said_closed.is_set() or self._ended.is_set(), timeout):
-            ok = bool(self._closed_ok)  # its exit is not waited for: nothing is left to do
-        else:  # MLflow does not answer: stop the uploader, the journal keeps the run
-            self.timed_out = True
-            process.kill()
-            process.wait()
-            ok = False
-        _PROCESSES.discard(self)
-        if self._import_hold is not None:
-            self._import_hold.uninstall()
-        return ok
-
-    def forget_in_forked_child(self) -> None:
-        """A forked child must not hold the uploader's input open: the uploader learns
-        that the script is gone when its input ends."""
-        if self._process is not None and self._process.stdin is not None:
-            # /dev/null in its place, not a closed descriptor: the file object closes it
-            # again some day, and by then the number may belong to something else.
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, self._process.stdin.fileno())
-            os.close(null)
-
-    def _command(self, command: Flush | Close) -> bool:
-        stdin = self._process.stdin if self._process is not None else None
-        if stdin is None:
-            return False
-        try:
-            with self._lock:
-                stdin.write(encode(command))
-                stdin.flush()
-            return True
-        except (OSError, ValueError):  # the uploader is gone
-            return False
-
-    def _read_answers(self) -> None:
-        assert self._process is not None and self._process.stdout is not None
-        try:
-            for line in self._process.stdout:
-                try:
-                    self._answer(decode_answer(line))
-                except WireError as error:
-                    warn_locally("wire", f"pypads ignored a malformed answer of its uploader: {error}")
-                except Exception:  # noqa: S110 - e.g. warnings made errors: this thread must go on
-                    pass
-        except OSError:
-            pass
-        if self._closed_ok is None and not self.timed_out:
-            self._died()
-        self._opened.set()
-        self._ended.set()
-        with self._lock:
-            for event, _ in self._flushes.values():
-                event.set()
-
-    def _died(self) -> None:
-        assert self._process is not None
-        _PROCESSES.discard(self)
-        if self._import_hold is not None:
-            self._import_hold.uninstall()
-        self.died = True
-        taken_over = self.on_death is not None and self.on_death()
-        # Not taken over: the run is ending, and its end uploads from the script (close()).
-        then = "a thread of the script uploads instead" if taken_over else "the script uploads the rest as it ends the run"
-        try:
-            warn_locally("uploader", f"pypads' uploader stopped before the run ended (exit code "
-                         f"{self._process.wait()}); {then}")
-        except Exception:  # noqa: S110 - warnings made errors: nobody to raise to on this thread
-            pass
-
-    def _answer(self, message: Answer) -> None:
-        if isinstance(message, ClockReading):
-            # Each call restarts the clock, the first one too: a slow start-up on a busy
-            # host must not eat into the time of a store that answers.
-            if message.busy:
-                self.clock.started()
-            else:
-                self.clock.answered()
-        elif isinstance(message, Opened):
-            self._run_id = message.run_id
-            if self._run_id is not None and self._on_open is not None:
-                self._on_open(self._run_id)
-            self._opened.set()
-        elif isinstance(message, Flushed):
-            with self._lock:
-                event, result = self._flushes.pop(message.number, (threading.Event(), []))
-            result.append(message.ok)
-            event.set()
-        elif isinstance(message, Warned):
-            warn_locally(message.key, message.message)
-        elif isinstance(message, Closed):
-            self._closed_ok = message.ok
-            self._said_closed.set()
-
-
-_PROCESSES: weakref.WeakSet[UploaderProcess] = weakref.WeakSet()
-
-
-def _forget_uploaders_in_forked_child() -> None:
-    for link in list(_PROCESSES):
-        link.forget_in_forked_child()
-    _PROCESSES.clear()
-
-
-os.register_at_fork(after_in_child=_forget_uploaders_in_forked_child)
-
-
-def hold_mlflow_import(open_run: Callable[[], Any]) -> PatchingFinder:
-    """Make the first import of MLflow, by any thread, open the run before it returns.
-
-    MLflow keeps the active run per thread, so the run the uploader opens is not the
-    script's active run. The script's ``mlflow.log_*`` calls still reach it through
-    ``MLFLOW_RUN_ID`` (set by ``on_open``), but only once the run exists: a script that
-    imports MLflow right after ``PyPads()`` would otherwise log into a run of its own.
-    Python makes every other thread's import of a module wait while one thread executes
-    it, and this hook runs inside that execution.
-    """
-    finder: PatchingFinder
-
-    def loaded(_module: ModuleType) -> None:
-        finder.uninstall()
-        open_run()
-
-    finder = PatchingFinder(lambda name: name == "mlflow", loaded)
-    finder.install()
-    return finder
-
