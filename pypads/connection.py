@@ -32,7 +32,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
 from mlflow.types.schema import ColSpec, DataType, Schema, TensorSpec
 
-from pypads.journal import Batch, Journal
+from pypads.journal.reading import Batch, JournalReader
 from pypads.store import RunTarget, Store
 
 MAX_PARAMS_PER_BATCH = 100
@@ -153,7 +153,7 @@ def _log_batch(client: MlflowClient, run_id: str, metrics: list[Metric], params:
 
 
 def upload_artifacts(
-    client: MlflowClient, run_id: str, journal: Journal, paths: Iterable[str], call: Call = _direct
+    client: MlflowClient, run_id: str, journal: JournalReader, paths: Iterable[str], call: Call = _direct
 ) -> None:
     """Upload the journal's artifacts at ``paths``, ``UPLOAD_CHUNK`` files per
     ``log_artifacts`` call (each timed through ``call``, so thousands of files read as
@@ -176,7 +176,7 @@ def upload_artifacts(
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def _materialize(journal: Journal, path: str, folder: Path) -> bool:
+def _materialize(journal: JournalReader, path: str, folder: Path) -> bool:
     target = folder / path
     target.parent.mkdir(parents=True, exist_ok=True)
     return journal.materialize(path, target)

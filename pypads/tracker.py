@@ -24,7 +24,8 @@ from pypads.context import RunContext, active_run, set_active_run
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.errors import ConfigError, warn
 from pypads.events import EventTable, check_hooks, merge_config, merge_logging_fns
-from pypads.journal import Journal, left_behind
+from pypads.journal.reading import left_behind
+from pypads.journal.writing import JournalWriter
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.dispatch import unregister
@@ -160,7 +161,7 @@ class PyPads:
                 self._set_mlflow_uri = True
                 mlflow.set_tracking_uri(self.store.tracking_uri)
         try:
-            journal = Journal.create(target)
+            journal = JournalWriter.create(target)
         except OSError as error:  # tracking must never stop the user's script
             warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
                           stacklevel=3)
@@ -392,7 +393,7 @@ def _function_name(function: RunLogger | RunFunction) -> str:
     return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
 
 
-def _open_fluent_run(journal: Journal, target: RunTarget) -> str | None:
+def _open_fluent_run(journal: JournalWriter, target: RunTarget) -> str | None:
     """Open the run here, as MLflow's active run in this thread, for a script that uses
     MLflow's API itself; the uploader joins it (and still ends it). None if the store
     does not answer: the uploader then tries again."""

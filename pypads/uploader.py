@@ -32,9 +32,10 @@ from types import ModuleType
 from typing import Any, BinaryIO, NoReturn
 
 from pypads.errors import warn
-from pypads.journal import Journal, left_behind
+from pypads.journal.format import run_target
+from pypads.journal.reading import JournalReader, left_behind
 from pypads.privacy import redact_text
-from pypads.store import DEFAULT_EXPERIMENT, RunTarget, Store
+from pypads.store import RunTarget
 from pypads.timeouts import LOCAL_TIMEOUT, SERVER_TIMEOUT, AnswerClock, default_timeout, recovery_timeout
 from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
 
@@ -87,11 +88,10 @@ class Uploader:
         open_run: OpenRun | None = None,
         on_open: Callable[[str], None] | None = None,
     ) -> None:
-        self.journal = Journal(folder)
+        self.journal = JournalReader(folder)
         meta = self.journal.meta()
         self.owns_run: bool = meta.get("owns_run", True)
-        store = Store(meta["tracking_uri"], Path(meta["artifact_root"]) if meta.get("artifact_root") else None)
-        self.target = RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"))
+        self.target = run_target(meta)
         self.start_time: int | None = meta.get("start_time")  # ms; when PyPads() made the journal
         self.clock = clock or AnswerClock()
         self.client: Any = None

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from pypads.errors import say_on_stderr
-from pypads.journal import Journal
+from pypads.journal.writing import JournalWriter
 from pypads.link.base import LinkSettings, Outcome, UploaderLink
 from pypads.link.process import UploaderProcess
 from pypads.link.thread import UploaderThread
@@ -60,7 +60,7 @@ class Writer:
 
     def __init__(
         self,
-        journal: Journal,
+        journal: JournalWriter,
         target: RunTarget,
         interval: float = 1.0,
         on_open: Callable[[str], None] | None = None,

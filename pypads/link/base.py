@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from pypads.journal import Journal
+from pypads.journal.writing import JournalWriter
 from pypads.patching.importer import PatchingFinder
 from pypads.uploader import OpenRun
 
@@ -36,7 +36,7 @@ class LinkSettings:
             call that does not answer (see :mod:`pypads.timeouts`).
     """
 
-    journal: Journal
+    journal: JournalWriter
     interval: float
     on_open: Callable[[str], None] | None
     open_run: OpenRun | None
