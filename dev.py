@@ -4,7 +4,9 @@
     python3 dev.py example                 # install, then track examples/iris.py into the default store
     python3 dev.py test                    # install, then run the whole test suite
     python3 dev.py test --python 3.10      # the same on another Python (a version or a path)
-    python3 dev.py ci                      # the suite on the oldest and the newest supported Python
+    python3 dev.py test --fast             # the fast tier only: in-process unit tests (seconds)
+    python3 dev.py lint                    # ruff and mypy, as pyproject.toml configures them
+    python3 dev.py ci                      # lint, then the suite on the oldest and the newest supported Python
 
 Installing means: Poetry in ``.tools/`` (a private virtualenv), the project and its
 locked dependencies in ``.venv/`` (for another Python: ``.venvs/``), and their byte-code
@@ -24,6 +26,8 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
+# In-process tests of loggers, digests and the layout, without a journal, an uploader or MLflow.
+FAST_TESTS = ("tests/unit", "tests/test_layout.py")
 TOOLS = ROOT / ".tools"
 OTHER_VENVS = ROOT / ".venvs"
 POETRY_VERSION = "2.5.1"
@@ -104,14 +108,24 @@ def ci(pytest_args: list[str]) -> int:
             continue
         print(f"dev.py: the suite on Python {version} ({interpreter})", flush=True)
         python = install(interpreter)
+        if "lint" not in results:  # once, in the first environment: the code is the same for all
+            results["lint"] = "passed" if lint(python) == 0 else "failed"
         code = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT).returncode
         results[version] = "passed" if code == 0 else f"failed (pytest exit code {code})"
     print("dev.py ci: " + "; ".join(f"Python {version} {result}" for version, result in results.items()), flush=True)
-    ran = [result for result in results.values() if result != "missing"]
+    ran = [result for version, result in results.items() if result != "missing" and version != "lint"]
     if not ran:
         print("dev.py ci: no supported Python found, nothing was tested", file=sys.stderr)
         return 3
-    return 0 if all(result == "passed" for result in ran) else 1
+    return 0 if all(result in ("passed", "missing") for result in results.values()) else 1
+
+
+def lint(python: Path) -> int:
+    """ruff (lint) and mypy (types, for the oldest supported Python), as pyproject.toml
+    configures them; non-zero if either finds something."""
+    codes = [subprocess.run([str(python), "-m", tool, *arguments], cwd=ROOT).returncode
+             for tool, arguments in (("ruff", ["check", "."]), ("mypy", []))]
+    return max(codes)
 
 
 def install(interpreter: Path | None = None) -> Path:
@@ -137,7 +151,7 @@ def install(interpreter: Path | None = None) -> Path:
 
 def main(argv: list[str]) -> int:
     task = argv[1] if len(argv) > 1 else ""
-    if task not in {"example", "test", "ci"}:
+    if task not in {"example", "test", "ci", "lint"}:
         print(__doc__)
         return 2
     rest = argv[2:]
@@ -152,6 +166,10 @@ def main(argv: list[str]) -> int:
             return 3
         rest = rest[2:]
     python = install(interpreter)
+    if task == "lint":
+        return lint(python)
+    if rest[:1] == ["--fast"]:
+        rest = [*FAST_TESTS, *rest[1:]]
     if task == "example":
         return subprocess.run([str(python), str(ROOT / "examples" / "iris.py")], cwd=ROOT).returncode
     return subprocess.run([str(python), "-m", "pytest", *rest], cwd=ROOT).returncode

@@ -127,11 +127,15 @@ def read_run(store_uri: str) -> Callable[[str], RunView]:
 
 
 def only_run(uri: str) -> RunView:
-    """The single run of a store (for subprocess tests, where the id is not returned)."""
+    """The single run of a store (for subprocess tests, where the id is not returned);
+    its child runs (a search's candidates, the models it compares) are part of it."""
     client = MlflowClient(uri)
     runs = [run for experiment in client.search_experiments() for run in client.search_runs([experiment.experiment_id])]
-    assert len(runs) == 1, f"expected one run, found {len(runs)}"
-    return RunView(uri, runs[0].info.run_id)
+    top = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
+    assert len(top) == 1, f"expected one run, found {len(top)} (and {len(runs) - len(top)} child runs)"
+    strays = [run.info.run_id for run in runs if run.data.tags.get("mlflow.parentRunId", top[0].info.run_id) != top[0].info.run_id]
+    assert not strays, f"child runs of another run: {strays}"
+    return RunView(uri, top[0].info.run_id)
 
 
 def ended_run(uri: str, timeout: float = 60) -> RunView:

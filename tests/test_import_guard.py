@@ -16,7 +16,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import only_run, run_script, store_of
 
 pytestmark = pytest.mark.usefixtures("home_with_store")

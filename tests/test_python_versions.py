@@ -36,7 +36,7 @@ def test_the_interpreter_running_the_suite_is_in_the_supported_range():
 def test_a_pyenv_shim_that_cannot_run_is_passed_over_for_the_installed_version(tmp_path, monkeypatch):
     # pyenv puts python3.X shims on PATH for every installed version, but a shim exits 127
     # unless that version is selected; `dev.py test --python 3.10` used to pick it and fail.
-    version = "%d.%d" % sys.version_info[:2]
+    version = "{}.{}".format(*sys.version_info[:2])
     shims = tmp_path / "shims"
     shims.mkdir()
     shim = shims / f"python{version}"

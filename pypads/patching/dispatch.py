@@ -18,19 +18,29 @@ import builtins
 import itertools
 import secrets
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from pypads.calls import CallSite
+from pypads.calls import Session
 
 DISPATCH_NAME = "__pypads_dispatch__"
 
-_sites: dict[int, tuple[CallSite, Callable[..., Any] | None]] = {}
+
+class Site(Protocol):
+    """What a key leads to: a :class:`~pypads.calls.CallSite`, or a stand-in that picks
+    one per call (a mixin's method, an inherited ``__init_subclass__``)."""
+
+    session: Session
+
+    def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
+
+
+_sites: dict[int, tuple[Site, Callable[..., Any] | None]] = {}
 # Keys differ between processes, so that a wrapper unpickled in another process that
 # runs pypads never reaches an unrelated call site there.
 _keys = itertools.count(secrets.randbits(40) << 20)
 
 
-def register(site: CallSite, original: Callable[..., Any] | None = None) -> int:
+def register(site: Site, original: Callable[..., Any] | None = None) -> int:
     """A new key for ``site``; ``original`` is what a caller that passes none runs (a
     function's trampoline cannot hold the copy of its own code)."""
     key = next(_keys)

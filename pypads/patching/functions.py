@@ -16,8 +16,8 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from pypads.calls import CallSite
-from pypads.patching.dispatch import DISPATCH_NAME, register, unregister
+from pypads.patching.dispatch import DISPATCH_NAME, Site, register, unregister
+
 
 def can_track(function: Any) -> bool:
     """Plain Python functions only: generators and coroutines would change kind."""
@@ -44,7 +44,7 @@ def _trampoline_code(function: types.FunctionType, key: int) -> types.CodeType:
     namespace: dict[str, Any] = {}
     exec(compile(source, f"<pypads trampoline of {function.__qualname__}>", "exec"), namespace)
     code: types.CodeType = namespace["_outer"]().__code__
-    names = {"co_name": function.__code__.co_name}
+    names: dict[str, Any] = {"co_name": function.__code__.co_name}
     if hasattr(function.__code__, "co_qualname"):  # Python 3.11+
         names["co_qualname"] = function.__code__.co_qualname
     return code.replace(**names)
@@ -69,7 +69,7 @@ class FunctionPatches:
     def __init__(self) -> None:
         self._patched: dict[int, tuple[types.FunctionType, types.CodeType, int, bool]] = {}
 
-    def track(self, function: types.FunctionType, make_site: Callable[[], CallSite]) -> None:
+    def track(self, function: types.FunctionType, make_site: Callable[[], Site]) -> None:
         if id(function) in self._patched or not can_track(function):
             return
         original_code = function.__code__

@@ -35,7 +35,8 @@ class PatchingLoader(importlib.abc.Loader):
         try:
             self.on_loaded(module)
         except Exception as error:  # the user's import must succeed whatever pypads does
-            warn(f"pypads: {module.__name__} was imported but could not be patched ({error!r}); it is not tracked", MappingWarning)
+            warn(f"pypads: {module.__name__} was imported but could not be patched ({error!r}); it is not tracked",
+                 MappingWarning)
 
     def __getattr__(self, name: str) -> Any:
         if name == "loader":

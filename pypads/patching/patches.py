@@ -54,7 +54,7 @@ class ReceiverSite:
         self._attribute = attribute
         self._value = value
         self._bound_to = bound_to
-        self._sites: dict[type, CallSite | None] = {}
+        self._sites: dict[type, Any] = {}  # the receiver's class -> its CallSite, or None: untracked
 
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not args:
@@ -65,7 +65,7 @@ class ReceiverSite:
             site = self._sites[receiver] = self._patcher.site_for(receiver, self._attribute, self._value, self._bound_to)
         if site is None:
             return original(*args, **kwargs)
-        return site.invoke(original, args, kwargs)  # type: ignore[union-attr]
+        return site.invoke(original, args, kwargs)
 
 
 class SubclassHook:
@@ -298,6 +298,7 @@ class Patcher:
     def _track_inherited(self, name: str, value: Any) -> bool:
         """Track a mixin's function, classmethod or ``available_if`` method in place;
         False for anything else (left to the old way: a wrapper in the subclass)."""
+        function: Any
         if isinstance(value, classmethod):
             function, bound_to = value.__func__, "class"
         elif isinstance(value, types.FunctionType):
@@ -328,8 +329,9 @@ class Patcher:
         patched in place, so no class gains an attribute; only a class that has just
         ``object``'s gets one of its own."""
         inherited = next(vars(klass)["__init_subclass__"] for klass in base.__mro__ if "__init_subclass__" in vars(klass))
-        if isinstance(inherited, classmethod) and can_track(inherited.__func__):
-            self._functions.track(inherited.__func__, lambda: SubclassHook(self))
+        function = inherited.__func__ if isinstance(inherited, classmethod) else None
+        if isinstance(function, types.FunctionType) and can_track(function):
+            self._functions.track(function, lambda: SubclassHook(self))
             return
         own = vars(base).get("__init_subclass__", _MISSING)
         patcher = self
