@@ -15,7 +15,7 @@ import functools
 import sys
 from dataclasses import dataclass, field
 
-from pypads.journal import Journal, journal_root, left_behind
+from pypads.journal import JournalReader, journal_root, left_behind
 
 DESCRIPTIONS = {
     "sync": "Upload every journal that scripts left behind in pypads' home ($PYPADS_HOME or ~/.pypads) "
@@ -50,7 +50,7 @@ def main(options: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
-def sync(journals: list[Journal]) -> SyncReport:
+def sync(journals: list[JournalReader]) -> SyncReport:
     """Upload ``journals``, saying ``[n/m]`` on stderr for each."""
     from pypads.uploader import Uploader
 
