@@ -6,15 +6,12 @@ mapping files → patcher (+ import hook) → call sites → event table → log
 from __future__ import annotations
 
 import importlib
-import json
-import multiprocessing
 import os
-import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from types import ModuleType, TracebackType
+from types import TracebackType
 from typing import Any
 
 from loguru import logger
@@ -22,8 +19,16 @@ from loguru import logger
 from pypads.calls import CallSite, Session
 from pypads.context import RunContext, active_run, set_active_run
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.errors import ConfigError, warn
+from pypads.errors import warn
 from pypads.events import EventTable, check_hooks, merge_config, merge_logging_fns
+from pypads.fluent import (
+    Environment,
+    active_mlflow_run_id,
+    explicit_mlflow_uri,
+    imported_mlflow,
+    open_fluent_run,
+    store_for,
+)
 from pypads.journal.reading import left_behind
 from pypads.journal.writing import JournalWriter
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
@@ -31,12 +36,18 @@ from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.dispatch import unregister
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher
-from pypads.privacy import load_salt, redact_text
 from pypads.provenance import pypads_version
-from pypads.run_loggers import RunLogger, RunSettings
-from pypads.store import RunTarget, Store, default_experiment_name, pypads_home, resolve_store
+from pypads.startup import (
+    check_disabled,
+    check_run_functions,
+    mapping_summary,
+    prepare_imports,
+    start_run_functions,
+    started_by_multiprocessing,
+)
+from pypads.store import RunTarget, Store, default_experiment_name, pypads_home
 from pypads.timeouts import SERVER_TIMEOUT, default_timeout
-from pypads.uploader import connection
+from pypads.uploader.uploading import connection
 from pypads.writer import Writer
 
 RunFunction = Callable[["PyPads"], None]
@@ -91,8 +102,8 @@ class PyPads:
         self.events = EventTable(self.config, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
         self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
         check_hooks(self.config, self.mappings)
-        self.init_run_fns = _check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
-        _check_disabled(self.config["disabled"], self.init_run_fns, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
+        self.init_run_fns = check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
+        check_disabled(self.config["disabled"], self.init_run_fns, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
 
         global _active
         if _active is not None:
@@ -101,7 +112,7 @@ class PyPads:
 
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
         self._run: RunContext | None = None  # the run until it ends, even once tracking stopped
-        self._saved_environment: dict[str, str | None] = {}
+        self._environment = Environment()  # MLflow's variables, while the run lasts
         self._previous_mlflow_uri: str | None = None
         self._set_mlflow_uri = False
         self._exit_hooks = ExitHooks(self._end_at_exit)
@@ -118,12 +129,12 @@ class PyPads:
             self._owns_run = False
             return
 
-        joined = _active_mlflow_run_id()
-        self.store: Store = _store_for(uri, joined)
+        joined = active_mlflow_run_id()
+        self.store: Store = store_for(uri, joined)
         self._owns_run = joined is None
         self._start_run(RunTarget(self.store, self.experiment_name, joined))
 
-        self._prepare_imports(clear_imports, reload_modules, reload_warnings, affected_modules)
+        prepare_imports(self._patcher.libraries(), clear_imports, reload_modules, reload_warnings, affected_modules)
         self._finder.install()
         self._patcher.patch_loaded()
         _active = self
@@ -152,29 +163,28 @@ class PyPads:
         right away: then the run is opened here and made MLflow's active run in this
         thread, as ``mlflow.start_run()`` would.
         """
-        mlflow = _imported_mlflow()
+        mlflow = imported_mlflow()
         if self._owns_run:
-            self._set_environment(MLFLOW_TRACKING_URI=self.store.tracking_uri)
+            self._environment.set(MLFLOW_TRACKING_URI=self.store.tracking_uri)
             if mlflow is not None:
                 # MLflow prefers a URI set in-process over the environment.
-                self._previous_mlflow_uri = _explicit_mlflow_uri()
+                self._previous_mlflow_uri = explicit_mlflow_uri()
                 self._set_mlflow_uri = True
                 mlflow.set_tracking_uri(self.store.tracking_uri)
         try:
             journal = JournalWriter.create(target)
         except OSError as error:  # tracking must never stop the user's script
-            warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking",
-                          stacklevel=3)
+            warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking", stacklevel=3)
             return
         if mlflow is not None and self._owns_run:
-            run_id = _open_fluent_run(journal, target)
+            run_id = open_fluent_run(journal, target)
             if run_id is not None:
                 self._on_run_open(run_id)
         uploader = self.config["uploader"]
         writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
                         in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None),
                         on_failure=self._stop_tracking, wait_timeout=self.config["flush_timeout"])
-        writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": self._mapping_summary()})
+        writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
         self.session.run = self._run = RunContext(writer, tuple(self.mappings))
         set_active_run(self.session.run)
         self._exit_hooks.install()
@@ -184,7 +194,7 @@ class PyPads:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in
         # child processes, resumes this run instead of starting one of its own.
         if self._owns_run:
-            self._set_environment(MLFLOW_RUN_ID=run_id)
+            self._environment.set(MLFLOW_RUN_ID=run_id)
 
     def end_run(self, status: str = FINISHED) -> None:
         """Flush everything and end the run; when this returns, all data is in MLflow —
@@ -207,8 +217,8 @@ class PyPads:
             self._run_loggers.join(self.config["flush_timeout"] or SERVER_TIMEOUT)
         run.ending()
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
-        self._restore_environment("MLFLOW_RUN_ID")
-        if closed and self._owns_run and _imported_mlflow() is not None and run.writer.is_open:
+        self._environment.restore("MLFLOW_RUN_ID")
+        if closed and self._owns_run and imported_mlflow() is not None and run.writer.is_open:
             connection().end_fluent_run(run.writer.run_id, status)
 
     def _stop_tracking(self) -> None:
@@ -225,88 +235,14 @@ class PyPads:
 
     def _run_init_functions(self) -> None:
         run = self._run
-        if run is None:
-            return
-        for handler in self.events.handlers():
-            try:
-                handler.logger.start(run, handler.options)
-            except Exception as error:
-                run.logger_failed(handler.logger.name, "run start", error)
-        settings = RunSettings.from_config(self.config, load_salt(pypads_home()))
-        wanted = [function for function in self.init_run_fns if _function_name(function) not in self.config["disabled"]]
-        in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
-        for function in wanted:
-            if function not in in_background:
-                self._run_init_function(function, run, settings)
-        if in_background:
-            # Git, system and package facts take a tenth of a second and touch only the
-            # writer: the script need not wait for them. end_run does.
-            thread = threading.Thread(target=lambda: [self._run_init_function(function, run, settings)
-                                                      for function in in_background],
-                                      name="pypads-run-loggers", daemon=True)
-            thread.start()
-            self._run_loggers = thread
-
-    def _run_init_function(self, function: RunLogger | RunFunction, run: RunContext, settings: RunSettings) -> None:
-        try:
-            if isinstance(function, RunLogger):
-                function.log(run, settings)
-            else:
-                function(self)
-        except Exception as error:
-            run.logger_failed(_function_name(function), "run start", error)
-
-    def _set_environment(self, **values: str) -> None:
-        for key, value in values.items():
-            self._saved_environment.setdefault(key, os.environ.get(key))
-            os.environ[key] = value
-
-    def _restore_environment(self, *keys: str) -> None:
-        for key in keys or list(self._saved_environment):
-            if key not in self._saved_environment:
-                continue
-            previous = self._saved_environment.pop(key)
-            if previous is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = previous
+        if run is not None:
+            self._run_loggers = start_run_functions(self, run, self.events, self.config, self.init_run_fns)
 
     # --- patching ---------------------------------------------------------------------
     def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
         site = CallSite(self.session, attribute, hooks, self.events.handlers_for(hooks), bound_to)
         self._sites.append(site)
         return site
-
-    def _prepare_imports(
-        self, clear: bool, reload: bool, report: bool, affected: Iterable[str] | None
-    ) -> None:
-        libraries = self._patcher.libraries()
-        loaded = sorted(name for name in sys.modules if name.split(".")[0] in libraries)
-        if (clear or reload) and affected is None:
-            # Classes are patched in place, so nothing needs re-importing; re-importing a
-            # whole library behind the user's back would orphan the objects they hold
-            # (isinstance checks against BaseEstimator would fail). Only named modules are.
-            warn("clear_imports/reload_modules act on affected_modules only; none given, "
-                          "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
-                          stacklevel=4)
-            return
-        names = list(affected or ())
-        if clear:
-            for name in names:
-                sys.modules.pop(name, None)
-        elif reload:
-            for name in names:
-                module = sys.modules.get(name)
-                if module is not None:
-                    try:
-                        importlib.reload(module)
-                    except Exception as error:
-                        warn(f"pypads could not reload {name}: {error}", stacklevel=4)
-        elif report and loaded:
-            logger.info(
-                "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
-                len(loaded), ", ".join(sorted(libraries)),
-            )
 
     @property
     def affected_modules(self) -> list[str]:
@@ -326,9 +262,9 @@ class PyPads:
         self._sites.clear()
         if self._set_mlflow_uri:
             # set_tracking_uri(None) unsets it in MLflow and in the environment.
-            importlib.import_module("mlflow").set_tracking_uri(self._previous_mlflow_uri)  # type: ignore[arg-type]
+            importlib.import_module("mlflow").set_tracking_uri(self._previous_mlflow_uri)
             self._set_mlflow_uri = False
-        self._restore_environment()
+        self._environment.restore()
         if _active is self:
             _active = None
 
@@ -345,12 +281,6 @@ class PyPads:
             self._end_at_exit(status, "".join(traceback.format_exception(kind, error, tb)))
         self.deactivate()
 
-    def _mapping_summary(self) -> str:
-        return json.dumps([
-            {"file": Path(file.source).name, "library": file.library, "mapping_version": str(file.mapping_version)}
-            for file in self.mappings
-        ])
-
 
 def _stop_tracking_in_forked_child() -> None:
     # The child inherits the run but not the writer's thread: its calls would queue
@@ -360,86 +290,4 @@ def _stop_tracking_in_forked_child() -> None:
     set_active_run(None)
 
 
-def started_by_multiprocessing() -> bool:
-    """Whether this process is a worker that ``multiprocessing`` (any start method),
-    ``concurrent.futures`` or joblib started; spawned ones re-run the script's top
-    level as ``__mp_main__``."""
-    # While a spawned worker re-runs the script, runpy names the module being run
-    # "__mp_main__"; in the parent that name is an alias of "__main__".
-    rerun = any(getattr(sys.modules.get(name), "__name__", None) == "__mp_main__" for name in ("__mp_main__", "__main__"))
-    return rerun or multiprocessing.parent_process() is not None
-
-
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)
-
-
-def _check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[RunLogger | RunFunction]:
-    checked = list(functions)
-    for function in checked:
-        if not isinstance(function, RunLogger) and not callable(function):
-            raise ConfigError(f"init_run_fns: {function!r} is neither a RunLogger nor callable")
-    return checked
-
-
-def _check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Any]]) -> None:
-    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
-    known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
-    for name in disabled:
-        if name not in known:
-            raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
-
-
-def _function_name(function: RunLogger | RunFunction) -> str:
-    return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
-
-
-def _open_fluent_run(journal: JournalWriter, target: RunTarget) -> str | None:
-    """Open the run here, as MLflow's active run in this thread, for a script that uses
-    MLflow's API itself; the uploader joins it (and still ends it). None if the store
-    does not answer: the uploader then tries again."""
-    try:
-        _client, run_id = connection().open_fluent_run(target)
-    except Exception as error:
-        warn(f"pypads could not open an MLflow run at {target.store.display_uri} here ({redact_text(str(error))}); "
-                      "its uploader tries again", stacklevel=4)
-        return None
-    journal.set_run_id(run_id)
-    return run_id
-
-
-def _imported_mlflow() -> ModuleType | None:
-    """MLflow if this process has imported it, without importing it otherwise."""
-    if "mlflow" not in sys.modules:
-        return None
-    return importlib.import_module("mlflow")  # waits if another thread is importing it right now
-
-
-def _active_mlflow_run_id() -> str | None:
-    """The run active in MLflow in this thread, without importing MLflow: a script
-    that has not imported it has no active run."""
-    mlflow = _imported_mlflow()
-    active = mlflow.active_run() if mlflow is not None else None
-    return active.info.run_id if active is not None else None
-
-
-def _store_for(uri: str | None, joined: str | None) -> Store:
-    """The store to track into. An active MLflow run is joined in its own store; a
-    ``uri`` naming another store then is a contradiction, refused."""
-    if joined is None:
-        return resolve_store(uri or _explicit_mlflow_uri())
-    current = importlib.import_module("mlflow").get_tracking_uri()
-    if uri is not None and resolve_store(uri).tracking_uri != resolve_store(current).tracking_uri:
-        raise ConfigError(
-            f"uri: an MLflow run is active in {redact_text(current)}; pypads joins it there and cannot track into {redact_text(uri)}"
-        )
-    return resolve_store(current)
-
-
-def _explicit_mlflow_uri() -> str | None:
-    """A tracking URI the user set with ``mlflow.set_tracking_uri`` (the environment
-    is read by :func:`resolve_store` itself)."""
-    mlflow = _imported_mlflow()
-    if mlflow is None:
-        return None
-    is_set = getattr(mlflow.tracking._tracking_service.utils, "is_tracking_uri_set", None)
-    return mlflow.get_tracking_uri() if callable(is_set) and is_set() else None

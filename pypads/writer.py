@@ -17,7 +17,7 @@ run exists: the script's own ``mlflow.log_*`` calls then find it (see
 
 A store that does not answer never holds the script: ``close`` gives up after
 ``timeout`` seconds without an answer and leaves the data in the journal, which the
-next ``PyPads()`` uploads (:func:`pypads.uploader.recover`).
+next ``PyPads()`` uploads (:func:`pypads.uploader.recovery.recover`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from pypads.link.process import UploaderProcess
 from pypads.link.thread import UploaderThread
 from pypads.store import RunTarget
 from pypads.timeouts import default_timeout
-from pypads.uploader import OpenRun, Uploader, warn_locally
+from pypads.uploader.reports import warn_locally
+from pypads.uploader.uploading import OpenRun, Uploader
 
 
 class Writer:

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from pypads.journal.writing import JournalWriter
 from pypads.patching.importer import PatchingFinder
-from pypads.uploader import OpenRun
+from pypads.uploader.uploading import OpenRun
 
 
 class Outcome(enum.Enum):

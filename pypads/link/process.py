@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pypads.link.base import LinkSettings, Outcome, hold_mlflow_import
 from pypads.patching.importer import PatchingFinder
 from pypads.timeouts import AnswerClock
-from pypads.uploader import warn_locally
+from pypads.uploader.reports import warn_locally
 from pypads.wire import Answer, ClockReading, Close, Closed, Flush, Flushed, Opened, Warned, WireError, decode_answer, encode
 
 SYS_PATH_VARIABLE = "PYPADS_UPLOADER_SYS_PATH"

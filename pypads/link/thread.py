@@ -14,7 +14,8 @@ import threading
 from pypads.link.base import LinkSettings, Outcome, hold_mlflow_import
 from pypads.patching.importer import PatchingFinder
 from pypads.timeouts import default_timeout, recovery_timeout
-from pypads.uploader import Recovery, Uploader
+from pypads.uploader.recovery import Recovery
+from pypads.uploader.uploading import Uploader
 
 
 class UploaderThread:

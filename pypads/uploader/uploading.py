@@ -1,68 +1,40 @@
-"""The MLflow side of a run: reads the run's journal as it grows and uploads it.
+"""The uploader itself: reads a run's journal as it grows and sends it to MLflow.
 
 An :class:`Uploader` opens (or joins) the run, sends what the journal holds in as few
 MLflow calls as possible, records in the journal how far it got, and at the end ends
 the run and deletes the journal. It shares nothing with the script but the journal's
-files, so it runs either on a thread of the script (when the script has MLflow
-imported anyway) or in a process of its own, which the writer starts with
-:func:`main`'s arguments: ``<journal folder> [--interval S] [--recover] [--script PATH]``.
-
-In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
-never touch the script: not its memory, not its GIL. The process reads commands on
-stdin (:class:`~pypads.wire.Flush`, :class:`~pypads.wire.Close`; end of input means the script
-is gone) and answers on the stdout it was given (see :mod:`pypads.wire`).
-
-:func:`recover` uploads journals that earlier processes left behind.
+files, so it runs on a thread of the script or in a process of its own alike.
 """
 
 from __future__ import annotations
 
-import argparse
 import errno
 import functools
 import importlib
-import os
-import queue
-import signal
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, BinaryIO, NoReturn
+from typing import Any
 
-from pypads.errors import warn
 from pypads.journal.format import run_target
-from pypads.journal.reading import JournalReader, left_behind
-from pypads.privacy import redact_text
+from pypads.journal.reading import JournalReader
 from pypads.store import RunTarget
-from pypads.timeouts import LOCAL_TIMEOUT, SERVER_TIMEOUT, AnswerClock, default_timeout, recovery_timeout
-from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
+from pypads.timeouts import AnswerClock
+from pypads.uploader.reports import OncePerKey, Warn, warn_locally
 
-# Re-exported: the timeout policy lived here before pypads.timeouts.
-__all__ = ["LOCAL_TIMEOUT", "SERVER_TIMEOUT", "AnswerClock", "Recovery", "Uploader", "WriterWarning", "connection",
-           "default_timeout", "main", "recover", "recovery_timeout", "serve", "warn_locally"]
-Warn = Callable[[str, str], None]
 OpenRun = Callable[[RunTarget], tuple[Any, str]]
-
-
-class WriterWarning(UserWarning):
-    """The writer could not store something in MLflow."""
+"""Opens a run: ``target -> (MlflowClient, run id)``."""
 
 
 def connection() -> ModuleType:
     """:mod:`pypads.connection`, imported on first use: it imports MLflow, which takes
     a second that the script should not wait for."""
     # MLflow first: while one thread opens the run inside MLflow's import (see
-    # writer.hold_mlflow_import), which imports pypads.connection, another thread must
+    # link.base.hold_mlflow_import), which imports pypads.connection, another thread must
     # wait at MLflow's import, not hold pypads.connection's import lock: that would deadlock.
     importlib.import_module("mlflow")
     return importlib.import_module("pypads.connection")
-
-
-def warn_locally(key: str, message: str) -> None:
-    # MLflow's errors quote the URI they failed on, credentials and all.
-    warn(redact_text(message), WriterWarning, stacklevel=3)
 
 
 class Uploader:
@@ -99,7 +71,7 @@ class Uploader:
         self.failed = False
         self.failure: Exception | None = None  # what made the upload stop
         self.opened = threading.Event()
-        self._warn_once = _Once(warn)
+        self._warn_once = OncePerKey(warn)
         self._open_run = open_run
         self._on_open = on_open
         self._open_lock = threading.Lock()
@@ -260,6 +232,7 @@ class Uploader:
         return True
 
 
+
 def _is_mlflow_error(error: Exception) -> bool:
     return type(error).__module__.startswith(("mlflow", "sqlalchemy", "requests", "urllib3"))
 
@@ -273,178 +246,3 @@ def _raise(error: Exception) -> OpenRun:
         raise error
     return raising
 
-
-class _Once:
-    """A warning function that reports each key once."""
-
-    def __init__(self, warn: Warn) -> None:
-        self._warn = warn
-        self._seen: set[str] = set()
-
-    def __call__(self, key: str, message: str) -> None:
-        if key not in self._seen:
-            self._seen.add(key)
-            self._warn(key, message)
-
-
-def recover(clock: AnswerClock | None = None, warn: Warn = warn_locally) -> list[str]:
-    """Upload what dead processes left in their journals. A run that was never opened
-    (the store was down) is opened now; a run still RUNNING ends with the status its
-    script ended it with, or KILLED. Returns the run ids recovered."""
-    recovered = []
-    for journal in left_behind():
-        claimed = journal.claim()
-        if claimed is None:
-            continue  # another process is recovering it
-        uploader = Uploader(claimed.folder, clock, warn)
-        if uploader.finish(claimed.status() or claimed.meta().get("status") or "KILLED", only_if_running=True):
-            recovered.append(uploader.run_id or "")
-    return recovered
-
-
-class Recovery:
-    """:func:`recover` on a thread of its own, reporting instead of raising."""
-
-    def __init__(self, warn: Warn = warn_locally) -> None:
-        self.clock = AnswerClock()
-        self._warn = warn
-        self._thread = threading.Thread(target=self._run, name="pypads-recovery", daemon=True)
-
-    def start(self) -> Recovery:
-        self._thread.start()
-        return self
-
-    @property
-    def started(self) -> bool:
-        return self._thread.ident is not None
-
-    def wait(self, timeout: float) -> bool:
-        """Wait for it while MLflow answers; what it leaves, a later PyPads() finishes."""
-        return self.clock.wait(lambda: not self._thread.is_alive(), timeout)
-
-    def _run(self) -> None:
-        try:
-            recover(self.clock, self._warn)
-        except Exception as error:
-            self._warn("recovery", f"pypads could not recover a journal left by an earlier process: {error}")
-
-
-# --- the uploader as a process of its own --------------------------------------------
-class _Channel:
-    """Answers to the script, from any thread of this process."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._lock = threading.Lock()
-
-    def send(self, message: Message) -> None:
-        with self._lock:
-            try:
-                self._stream.write(encode(message))
-                self._stream.flush()
-            except (OSError, ValueError):  # the script is gone: the journal is what counts
-                pass
-
-
-class _ReportingClock(AnswerClock):
-    """An answer clock whose readings the script sees too (it decides how long to wait)."""
-
-    def __init__(self, channel: _Channel) -> None:
-        super().__init__()
-        self._channel = channel
-
-    def started(self) -> None:
-        super().started()
-        self._channel.send(ClockReading(busy=True))
-
-    def answered(self) -> None:
-        super().answered()
-        self._channel.send(ClockReading(busy=False))
-
-
-def _read_commands(commands: queue.Queue[Command | None], channel: _Channel) -> None:
-    for line in sys.stdin.buffer:
-        try:
-            commands.put(decode_command(line))
-        except WireError as error:  # not from this pypads' writer: say so, and read on
-            channel.send(Warned("wire", f"pypads' uploader ignored a malformed command: {error}"))
-    # End of input: the script is gone (or done). Let go of its output now, from this
-    # thread: the main one may be inside an MLflow call that takes minutes to give up.
-    _let_go_of_the_scripts_output()
-    commands.put(None)
-
-
-def _let_go_of_the_scripts_output() -> None:
-    """Stop holding the script's stderr (our stdout is a copy of it too): once the script
-    is gone or done, a caller that captures its output waits until every process that
-    holds the pipe has closed it, and what is left here may take a while."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    for descriptor in (1, 2):
-        os.dup2(null, descriptor)
-    os.close(null)
-
-
-def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
-    """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
-    MLflow has not answered for the timeout the script gives (or :func:`default_timeout`)."""
-    # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
-    channel = _Channel(os.fdopen(os.dup(1), "wb"))
-    os.dup2(2, 1)
-    clock = _ReportingClock(channel)
-    uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(Warned(key, message)))
-    uploader.journal.set_uploader(os.getpid())
-    commands: queue.Queue[Command | None] = queue.Queue()
-    threading.Thread(target=_read_commands, args=(commands, channel), name="pypads-commands", daemon=True).start()
-    uploader.open()
-    channel.send(Opened(uploader.run_id))
-    recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
-    status: str | None
-    while True:
-        try:
-            command = commands.get(timeout=interval)
-        except queue.Empty:
-            if uploader.journal.has_news():
-                uploader.drain()
-            continue
-        if isinstance(command, Flush):
-            channel.send(Flushed(command.number, uploader.drain()))
-            continue
-        if command is None:  # killed: end the run the way recovery would
-            status, timeout = uploader.journal.status() or "KILLED", default_timeout(uploader.target.store)
-        else:
-            status, timeout = command.status, command.timeout
-        break
-    finished: list[bool] = []
-    finishing = threading.Thread(target=lambda: finished.append(uploader.finish(status)), daemon=True)
-    finishing.start()
-    if not clock.wait(lambda: not finishing.is_alive(), timeout):
-        channel.send(Closed(False))
-        os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
-    channel.send(Closed(bool(finished and finished[0])))
-    _let_go_of_the_scripts_output()
-    if recovery is not None:  # the script need not wait for other runs' journals
-        recovery.wait(recovery_timeout(timeout))
-    # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
-    # the script may be waiting for this process to end.
-    os._exit(0)
-
-
-def main(argv: list[str] | None = None) -> NoReturn:
-    parser = argparse.ArgumentParser(prog="python -m pypads.uploader", description=__doc__.split("\n\n")[0])
-    parser.add_argument("folder", type=Path, help="the run's journal")
-    parser.add_argument("--interval", type=float, default=1.0, help="seconds between two uploads")
-    parser.add_argument("--recover", action="store_true", help="also upload journals left behind")
-    parser.add_argument("--script", help="the script's sys.argv[0], which MLflow tags the run with")
-    options = parser.parse_args(argv)
-    # Signals that end the script's whole job (Slurm, systemd) must not end this process
-    # first: the script ends the run, and end of input tells this process it is gone.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if options.script is not None:
-        # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
-        sys.argv[0] = options.script
-    serve(options.folder, options.interval, options.recover)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,92 @@
+"""Saving an estimator the script pickled as an MLflow model."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import mlflow
+import mlflow.pyfunc
+from mlflow.entities import LoggedModelOutput, LoggedModelStatus
+from mlflow.models import Model, ModelSignature
+from mlflow.tracking import MlflowClient
+
+from pypads.connection.entities import Call, direct
+from pypads.connection.inputs import schema_of
+
+PICKLE = "model.pkl"  # a saved model's pickle, as mlflow.sklearn names it
+
+
+def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: Call = direct,
+              child_run_id: str | None = None) -> str:
+    """Save the estimator the script pickled as an MLflow model of the sklearn flavour
+    (pyfunc-loadable if it predicts, with the signature the logger described), listed
+    among the run's logged models (and those of its child run ``child_run_id``, then
+    its source run, when the run compares models); returns its model id.
+
+    The model folder is written from the pickle as it is, with MLflow's ``Model`` API
+    (what ``mlflow.sklearn.save_model`` writes): saving through scikit-learn would
+    unpickle the estimator here, and importing scikit-learn into the uploader takes
+    seconds. Requirements are the installed versions, named explicitly: MLflow's
+    inference runs the model in a subprocess, seconds per model."""
+    experiment_id = call(client.get_run, run_id).info.experiment_id
+    source = child_run_id or run_id
+    model = call(lambda: client.create_logged_model(experiment_id, name=entry["name"], source_run_id=source,
+                                                    tags=entry.get("tags")))
+    folder = Path(tempfile.mkdtemp(prefix="pypads-model-"))
+    try:
+        _write_model_folder(folder, entry, pickled, Model(artifact_path=model.artifact_location, model_uuid=model.model_id,
+                                                          run_id=source, model_id=model.model_id))
+        call(client.log_model_artifacts, model.model_id, str(folder))
+    except Exception:
+        # Marked FAILED rather than left PENDING: the UI would list it as a model to load.
+        call(client.finalize_logged_model, model.model_id, LoggedModelStatus.FAILED)
+        raise
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    for owner in dict.fromkeys((run_id, source)):
+        call(client.log_outputs, owner, [LoggedModelOutput(model.model_id, step=0)])
+    call(client.finalize_logged_model, model.model_id, LoggedModelStatus.READY)
+    return model.model_id
+
+
+def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, model: Model) -> None:
+    (folder / PICKLE).write_bytes(pickled)
+    requirements = _requirements(entry.get("module", ""))
+    (folder / "requirements.txt").write_text("\n".join(requirements))
+    python = ".".join(map(str, sys.version_info[:3]))
+    # JSON is YAML: the two environment files MLflow writes beside a model, for serving it.
+    (folder / "python_env.yaml").write_text(json.dumps({"python": python, "build_dependencies": ["pip", "setuptools", "wheel"],
+                                                         "dependencies": ["-r requirements.txt"]}, indent=2))
+    (folder / "conda.yaml").write_text(json.dumps({"name": "mlflow-env", "channels": ["conda-forge"], "dependencies": [
+        f"python={python}", "pip", {"pip": requirements}]}, indent=2))
+    inputs = schema_of(entry.get("input"))
+    if inputs is not None:  # data of a kind with no schema (a list, a generator): no signature
+        model.signature = ModelSignature(inputs, schema_of(entry.get("output")))
+    if entry.get("predicts", True):  # pyfunc's predict calls the estimator's
+        mlflow.pyfunc.add_to_model(model, loader_module="mlflow.sklearn", model_path=PICKLE, conda_env="conda.yaml",
+                                   python_env="python_env.yaml", predict_fn="predict")
+    model.add_flavor("sklearn", pickled_model=PICKLE, sklearn_version=_version("scikit-learn"),
+                     serialization_format="cloudpickle", code=None)
+    model.model_size_bytes = sum(path.stat().st_size for path in folder.iterdir())
+    model.save(str(folder / "MLmodel"))
+
+
+def _requirements(module: str) -> list[str]:
+    """Exact versions of what loading the model needs: MLflow, scikit-learn, cloudpickle,
+    numpy, scipy, and the estimator's own package if it is another (a distribution named
+    like it: ``lightgbm``, ``xgboost``)."""
+    names = ["mlflow", "scikit-learn", "cloudpickle", "numpy", "scipy", module.split(".")[0]]
+    return [f"{name}=={version}" for name in dict.fromkeys(names) if name and (version := _version(name))]
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except (importlib.metadata.PackageNotFoundError, ValueError):  # mlflow-skinny for mlflow, a package of a script
+        return None

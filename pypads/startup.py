@@ -1,0 +1,137 @@
+"""What ``PyPads()`` does besides opening the run: it checks the functions it is to run,
+runs them (and the loggers' start) once the run exists, and deals with the mapped
+libraries' modules that were imported before it."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import multiprocessing
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from pypads.context import RunContext
+from pypads.errors import ConfigError, warn
+from pypads.events import EventTable
+from pypads.mapping import MappingFile
+from pypads.privacy import load_salt
+from pypads.run_loggers import RunLogger, RunSettings
+from pypads.store import pypads_home
+
+RunFunction = Callable[[Any], None]
+"""Called once with the tracker (a ``PyPads``) when the run starts."""
+
+
+def check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[RunLogger | RunFunction]:
+    checked = list(functions)
+    for function in checked:
+        if not isinstance(function, RunLogger) and not callable(function):
+            raise ConfigError(f"init_run_fns: {function!r} is neither a RunLogger nor callable")
+    return checked
+
+
+def check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Any]]) -> None:
+    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
+    known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
+    for name in disabled:
+        if name not in known:
+            raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
+
+
+def function_name(function: RunLogger | RunFunction) -> str:
+    return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
+
+
+def mapping_summary(mappings: Iterable[MappingFile]) -> str:
+    """The mapping files in use, for the run's ``pypads.mappings`` tag."""
+    return json.dumps([
+        {"file": Path(file.source).name, "library": file.library, "mapping_version": str(file.mapping_version)}
+        for file in mappings
+    ])
+
+
+def started_by_multiprocessing() -> bool:
+    """Whether this process is a worker that ``multiprocessing`` (any start method),
+    ``concurrent.futures`` or joblib started; spawned ones re-run the script's top
+    level as ``__mp_main__``."""
+    # While a spawned worker re-runs the script, runpy names the module being run
+    # "__mp_main__"; in the parent that name is an alias of "__main__".
+    rerun = any(getattr(sys.modules.get(name), "__name__", None) == "__mp_main__" for name in ("__mp_main__", "__main__"))
+    return rerun or multiprocessing.parent_process() is not None
+
+
+def start_run_functions(tracker: Any, run: RunContext, events: EventTable, config: Mapping[str, Any],
+                        functions: Iterable[RunLogger | RunFunction]) -> threading.Thread | None:
+    """Start the event loggers, then run the run functions not disabled: those that may
+    run in the background on a thread, which is returned (``end_run`` waits for it)."""
+    for handler in events.handlers():
+        try:
+            handler.logger.start(run, handler.options)
+        except Exception as error:
+            run.logger_failed(handler.logger.name, "run start", error)
+    settings = RunSettings.from_config(config, load_salt(pypads_home()))
+    wanted = [function for function in functions if function_name(function) not in config["disabled"]]
+    in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
+    for function in wanted:
+        if function not in in_background:
+            _run_function(function, tracker, run, settings)
+    if not in_background:
+        return None
+
+    def run_in_background() -> None:
+        for function in in_background:
+            _run_function(function, tracker, run, settings)
+
+    # Git, system and package facts take a tenth of a second and touch only the
+    # writer: the script need not wait for them. end_run does.
+    thread = threading.Thread(target=run_in_background, name="pypads-run-loggers", daemon=True)
+    thread.start()
+    return thread
+
+
+def _run_function(function: RunLogger | RunFunction, tracker: Any, run: RunContext, settings: RunSettings) -> None:
+    try:
+        if isinstance(function, RunLogger):
+            function.log(run, settings)
+        else:
+            function(tracker)
+    except Exception as error:
+        run.logger_failed(function_name(function), "run start", error)
+
+
+def prepare_imports(libraries: Iterable[str], clear: bool, reload: bool, report: bool,
+                    affected: Iterable[str] | None) -> None:
+    """Clear or reload the ``affected`` modules as asked, or report the mapped libraries'
+    modules imported before ``PyPads()`` (they are patched in place)."""
+    libraries = set(libraries)
+    loaded = sorted(name for name in sys.modules if name.split(".")[0] in libraries)
+    if (clear or reload) and affected is None:
+        # Classes are patched in place, so nothing needs re-importing; re-importing a
+        # whole library behind the user's back would orphan the objects they hold
+        # (isinstance checks against BaseEstimator would fail). Only named modules are.
+        warn("clear_imports/reload_modules act on affected_modules only; none given, "
+             "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
+             stacklevel=4)
+        return
+    names = list(affected or ())
+    if clear:
+        for name in names:
+            sys.modules.pop(name, None)
+    elif reload:
+        for name in names:
+            module = sys.modules.get(name)
+            if module is not None:
+                try:
+                    importlib.reload(module)
+                except Exception as error:
+                    warn(f"pypads could not reload {name}: {error}", stacklevel=4)
+    elif report and loaded:
+        logger.info(
+            "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
+            len(loaded), ", ".join(sorted(libraries)),
+        )

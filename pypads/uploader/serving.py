@@ -1,0 +1,144 @@
+"""Uploads a run's journal into MLflow, in a process of its own, until the script closes it.
+
+The writer starts it (see :mod:`pypads.link.process`) as
+``python -c "from pypads.uploader import main; main()"`` with :func:`main`'s arguments:
+``<journal folder> [--interval S] [--recover] [--script PATH]``.
+
+In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
+never touch the script: not its memory, not its GIL. The process reads commands on
+stdin (:class:`~pypads.wire.Flush`, :class:`~pypads.wire.Close`; end of input means the
+script is gone) and answers on the stdout it was given (see :mod:`pypads.wire`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import BinaryIO, NoReturn
+
+from pypads.timeouts import AnswerClock, default_timeout, recovery_timeout
+from pypads.uploader.recovery import Recovery
+from pypads.uploader.uploading import Uploader
+from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
+
+
+class _Channel:
+    """Answers to the script, from any thread of this process."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def send(self, message: Message) -> None:
+        with self._lock:
+            try:
+                self._stream.write(encode(message))
+                self._stream.flush()
+            except (OSError, ValueError):  # the script is gone: the journal is what counts
+                pass
+
+
+class _ReportingClock(AnswerClock):
+    """An answer clock whose readings the script sees too (it decides how long to wait)."""
+
+    def __init__(self, channel: _Channel) -> None:
+        super().__init__()
+        self._channel = channel
+
+    def started(self) -> None:
+        super().started()
+        self._channel.send(ClockReading(busy=True))
+
+    def answered(self) -> None:
+        super().answered()
+        self._channel.send(ClockReading(busy=False))
+
+
+def _read_commands(commands: queue.Queue[Command | None], channel: _Channel) -> None:
+    for line in sys.stdin.buffer:
+        try:
+            commands.put(decode_command(line))
+        except WireError as error:  # not from this pypads' writer: say so, and read on
+            channel.send(Warned("wire", f"pypads' uploader ignored a malformed command: {error}"))
+    # End of input: the script is gone (or done). Let go of its output now, from this
+    # thread: the main one may be inside an MLflow call that takes minutes to give up.
+    _let_go_of_the_scripts_output()
+    commands.put(None)
+
+
+def _let_go_of_the_scripts_output() -> None:
+    """Stop holding the script's stderr (our stdout is a copy of it too): once the script
+    is gone or done, a caller that captures its output waits until every process that
+    holds the pipe has closed it, and what is left here may take a while."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for descriptor in (1, 2):
+        os.dup2(null, descriptor)
+    os.close(null)
+
+
+def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
+    """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
+    MLflow has not answered for the timeout the script gives (or :func:`default_timeout`)."""
+    # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
+    channel = _Channel(os.fdopen(os.dup(1), "wb"))
+    os.dup2(2, 1)
+    clock = _ReportingClock(channel)
+    uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(Warned(key, message)))
+    uploader.journal.set_uploader(os.getpid())
+    commands: queue.Queue[Command | None] = queue.Queue()
+    threading.Thread(target=_read_commands, args=(commands, channel), name="pypads-commands", daemon=True).start()
+    uploader.open()
+    channel.send(Opened(uploader.run_id))
+    recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
+    status: str | None
+    while True:
+        try:
+            command = commands.get(timeout=interval)
+        except queue.Empty:
+            if uploader.journal.has_news():
+                uploader.drain()
+            continue
+        if isinstance(command, Flush):
+            channel.send(Flushed(command.number, uploader.drain()))
+            continue
+        if command is None:  # killed: end the run the way recovery would
+            status, timeout = uploader.journal.status() or "KILLED", default_timeout(uploader.target.store)
+        else:
+            status, timeout = command.status, command.timeout
+        break
+    finished: list[bool] = []
+    finishing = threading.Thread(target=lambda: finished.append(uploader.finish(status)), daemon=True)
+    finishing.start()
+    if not clock.wait(lambda: not finishing.is_alive(), timeout):
+        channel.send(Closed(False))
+        os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
+    channel.send(Closed(bool(finished and finished[0])))
+    _let_go_of_the_scripts_output()
+    if recovery is not None:  # the script need not wait for other runs' journals
+        recovery.wait(recovery_timeout(timeout))
+    # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
+    # the script may be waiting for this process to end.
+    os._exit(0)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    parser = argparse.ArgumentParser(prog="python -m pypads.uploader", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path, help="the run's journal")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between two uploads")
+    parser.add_argument("--recover", action="store_true", help="also upload journals left behind")
+    parser.add_argument("--script", help="the script's sys.argv[0], which MLflow tags the run with")
+    options = parser.parse_args(argv)
+    # Signals that end the script's whole job (Slurm, systemd) must not end this process
+    # first: the script ends the run, and end of input tells this process it is gone.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if options.script is not None:
+        # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
+        sys.argv[0] = options.script
+    serve(options.folder, options.interval, options.recover)
+
