@@ -32,7 +32,8 @@ def _dataset_schema(entry: dict[str, Any]) -> str | None:
         return None
     if entry["features"]["kind"] == "frame":  # what MLflow's pandas datasets write
         return json.dumps({"mlflow_colspec": features.to_dict()})
-    return json.dumps(TensorDatasetSchema(features=features, targets=targets).to_dict())
+    # MLflow checks for and accepts targets=None; only its annotation says Schema.
+    return json.dumps(TensorDatasetSchema(features=features, targets=targets).to_dict())  # type: ignore[arg-type]
 
 
 def schema_of(described: dict[str, Any] | None) -> Schema | None:
