@@ -6,7 +6,7 @@ and decode here, so they cannot disagree about a field's name or type. The end o
 uploader's input is not a message: it means the script is gone.
 
 A line that is not a message of the expected direction raises :class:`WireError`;
-each end reports it and reads on (see ``pypads.links.process`` and
+each end reports it and reads on (see ``pypads.link.process`` and
 ``pypads.uploader.serving``).
 """
 

@@ -1,0 +1,65 @@
+"""The journal alone: what the script's side writes, the uploader's side reads back as
+the batches it sends, from where the last upload stopped, artifacts byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pypads.journal import JournalReader, JournalWriter
+from pypads.store import RunTarget, Store
+
+
+def new_journal(tmp_path: Path) -> tuple[JournalWriter, JournalReader]:
+    target = RunTarget(Store("sqlite:///" + str(tmp_path / "mlflow.db"), tmp_path / "artifacts"), "experiment")
+    writer = JournalWriter.create(target, tmp_path / "journal")
+    return writer, JournalReader(writer.folder)
+
+
+def test_entities_come_back_as_one_batch_params_first_written_kept(tmp_path):
+    writer, reader = new_journal(tmp_path)
+    writer.record({"kind": "params", "items": {"C": "1.0"}})
+    writer.record({"kind": "params", "items": {"C": "2.0", "max_iter": "100"}})  # MLflow keeps a param's first value
+    writer.record({"kind": "tags", "items": {"estimator_name": "Ridge"}})
+    for step in (1, 2):
+        writer.record_metric("loss", 1.0 / step, timestamp=1000 + step, step=step)
+    writer.record_entry({"kind": "dataset", "name": "X_train", "digest": "0" * 16})
+    batch = reader.read_new()
+    assert batch.params == {"C": "1.0", "max_iter": "100"}
+    assert batch.tags == {"estimator_name": "Ridge"}
+    assert batch.metrics == [("loss", 1.0, 1001, 1), ("loss", 0.5, 1002, 2)]
+    assert [dataset["name"] for dataset in batch.datasets] == ["X_train"]
+    assert reader.meta()["experiment"] == "experiment" and reader.meta()["owns_run"] is True
+
+
+def test_reading_goes_on_from_the_last_committed_offset(tmp_path):
+    writer, reader = new_journal(tmp_path)
+    writer.record_metric("loss", 1.0, timestamp=1, step=1)
+    first = reader.read_new()
+    reader.commit(first.offset)
+    writer.record_metric("loss", 0.5, timestamp=2, step=2)
+    again = JournalReader(writer.folder)  # a recovery in another process starts from the commit
+    assert again.read_new(again.committed()).metrics == [("loss", 0.5, 2, 2)]
+
+
+def test_staged_artifacts_are_read_back_byte_for_byte_appends_in_order(tmp_path):
+    writer, reader = new_journal(tmp_path)
+    writer.stage("calls/fit.jsonl", b'{"call": 1}\n', append=True)
+    writer.stage("calls/fit.jsonl", b'{"call": 2}\n', append=True)
+    writer.stage("pipeline/graph.svg", b"<svg/>")
+    large = bytes(range(256)) * 20_000  # larger than what is kept inline: a file of its own
+    writer.stage("model.bin", large)
+    batch = reader.read_new()
+    assert batch.artifacts == {"calls/fit.jsonl", "pipeline/graph.svg", "model.bin"}
+    for path, expected in (("calls/fit.jsonl", b'{"call": 1}\n{"call": 2}\n'), ("pipeline/graph.svg", b"<svg/>"),
+                           ("model.bin", large)):
+        out = tmp_path / path.replace("/", "_")
+        assert reader.materialize(path, out) and out.read_bytes() == expected
+
+
+def test_a_status_set_by_the_script_is_what_a_recovery_ends_the_run_with(tmp_path):
+    writer, reader = new_journal(tmp_path)
+    assert reader.status() is None
+    writer.set_status("FAILED")
+    assert JournalReader(writer.folder).status() == "FAILED"
+    writer.discard()
+    assert not writer.folder.exists()
