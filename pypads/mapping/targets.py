@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.machinery
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pypads.mapping.model import HookRule, MappingEntry
@@ -113,3 +113,19 @@ def _class_tree(root: type) -> list[type]:
 def loaded_subclasses(root: type) -> int:
     """How many subclasses of ``root`` exist so far."""
     return len(_class_tree(root)) - 1
+
+
+def module_of(target: str) -> str:
+    """The module a dotted target lives in: its longest imported prefix."""
+    parts = target.split(".")
+    return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in sys.modules), target)
+
+
+def module_prefixes(targets: Iterable[str]) -> frozenset[str]:
+    """Every module a dotted target may live in, or be reached through (``a``, ``a.b``,
+    ``a.b.C`` for ``a.b.C``): the modules whose import matters to the targets."""
+    names: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        names.update(".".join(parts[:length]) for length in range(1, len(parts) + 1))
+    return frozenset(names)

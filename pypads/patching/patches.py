@@ -8,19 +8,13 @@ them — a script that did ``from sklearn.metrics import f1_score`` first, sciki
 scorers, ``pickle`` — holds the tracked function: import order does not matter.
 ``restore()`` puts back the identical original objects.
 
-A method a mapped class inherits from an unmapped mixin (``TransformerMixin.fit_transform``)
-is never copied into the subclass's ``__dict__``: scikit-learn's ``_SetOutputMixin`` wraps
-``fit_transform``/``transform`` of every class that defines them itself, so a copy made
-while a class is created would be wrapped a second time. The mixin's own function is
-tracked in place instead, once, and the class of each call's receiver decides whether
-that call is tracked (a :class:`ReceiverSite`). Subclasses are hooked the same way where
-the mapped class inherits a Python ``__init_subclass__``.
+An inherited mixin method is tracked in place instead of copied into the subclass (see
+``stand_ins.py``).
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 import types
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -29,60 +23,17 @@ from pypads.calls import CallSite
 from pypads.errors import MappingWarning, warn
 from pypads.mapping.files import describe_unmatched, is_shipped
 from pypads.mapping.model import HookRule, MappingEntry
-from pypads.mapping.targets import resolve_loaded, unmatched_patterns, why_missing
+from pypads.mapping.targets import module_of, module_prefixes, resolve_loaded, unmatched_patterns, why_missing
+from pypads.patching.attributes import MISSING as _MISSING
+from pypads.patching.attributes import AttributePatches
 from pypads.patching.functions import FunctionPatches, can_track
+from pypads.patching.stand_ins import ReceiverSite, SubclassHook, new_init_subclass
 from pypads.patching.wrappers import wrap_class_attribute, wrap_function
 
-_MISSING = object()
 # Never wrapped: wrapping them would change how classes are built or compared.
 _NEVER = frozenset({"__init_subclass__", "__new__", "__class__", "__getattribute__", "__setattr__", "__delattr__"})
 
 SiteFactory = Callable[[str, frozenset[str], str], CallSite]
-
-
-class ReceiverSite:
-    """Tracks a function shared by mapped and unmapped classes (a mixin's method):
-    calls whose receiver's class is mapped go through that class's call site, all
-    others straight to the original. Duck-types the part of :class:`CallSite` that
-    the in-place function patches use (``session``, ``invoke``)."""
-
-    __slots__ = ("session", "_patcher", "_attribute", "_value", "_bound_to", "_sites")
-
-    def __init__(self, patcher: Patcher, attribute: str, value: Any, bound_to: str) -> None:
-        self.session = patcher.session
-        self._patcher = patcher
-        self._attribute = attribute
-        self._value = value
-        self._bound_to = bound_to
-        self._sites: dict[type, Any] = {}  # the receiver's class -> its CallSite, or None: untracked
-
-    def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if not args:
-            return original(*args, **kwargs)
-        receiver = args[0] if self._bound_to == "class" else type(args[0])
-        site = self._sites.get(receiver, _MISSING) if isinstance(receiver, type) else None
-        if site is _MISSING:
-            site = self._sites[receiver] = self._patcher.site_for(receiver, self._attribute, self._value, self._bound_to)
-        if site is None:
-            return original(*args, **kwargs)
-        return site.invoke(original, args, kwargs)
-
-
-class SubclassHook:
-    """Stands in for a call site on an inherited ``__init_subclass__`` patched in place:
-    runs it, then patches the new class if it belongs to a mapped class's tree."""
-
-    __slots__ = ("session", "_patcher")
-
-    def __init__(self, patcher: Patcher) -> None:
-        self.session = patcher.session
-        self._patcher = patcher
-
-    def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        result = original(*args, **kwargs)
-        if args and isinstance(args[0], type):
-            self._patcher.patch_new_subclass(args[0])
-        return result
 
 
 class Patcher:
@@ -100,23 +51,10 @@ class Patcher:
         self._class_entry_log: list[tuple[type, MappingEntry]] = []
         # An ordered set (a dict of None): the classes patched since a mark are its tail.
         self._patched_classes: dict[type, None] = {}
-        # (class, attribute, what it was or _MISSING, what pypads put there)
-        self._class_patches: list[tuple[type, str, Any, Any]] = []
-        # (descriptor, attribute, original function, wrapper) for descriptors patched in place
-        self._object_patches: list[tuple[Any, str, Any, Any]] = []
+        self._attributes = AttributePatches()
         self._functions = FunctionPatches()
-        self._unpatched: dict[int, Any] = {}  # class attribute wrapper -> what it wraps
-        self._watched = self._prefixes(self._pending)
+        self._watched = module_prefixes(self._pending)
         self.patched_modules: list[str] = []
-
-    # --- which modules matter ---------------------------------------------------------
-    @staticmethod
-    def _prefixes(targets: Iterable[str]) -> frozenset[str]:
-        names: set[str] = set()
-        for target in targets:
-            parts = target.split(".")
-            names.update(".".join(parts[:length]) for length in range(1, len(parts) + 1))
-        return frozenset(names)
 
     def is_watched(self, module_name: str) -> bool:
         return module_name in self._watched
@@ -168,7 +106,7 @@ class Patcher:
             self._undo(mark)
             entries = self._pending.pop(target, entries)
             sources = ", ".join(sorted({f"{entry.source}: at {entry.json_path}" for entry in entries}))
-            warn(f"pypads: patching module {_module_of(target)!r} failed ({type(error).__name__}: {error}) "
+            warn(f"pypads: patching module {module_of(target)!r} failed ({type(error).__name__}: {error}) "
                  f"for {target!r} ({sources}); the module works but is not tracked", MappingWarning)
             return True
         self.patched_modules.append(target)
@@ -196,16 +134,14 @@ class Patcher:
                 self._track_function(found, hooks)
 
     # --- taking back what a failed target patched -----------------------------------------
-    def _mark(self) -> tuple[int, int, int, int, int]:
-        return (len(self._class_patches), len(self._object_patches), self._functions.mark(),
-                len(self._patched_classes), len(self._class_entry_log))
+    def _mark(self) -> tuple[tuple[int, int], int, int, int]:
+        return (self._attributes.mark(), self._functions.mark(), len(self._patched_classes), len(self._class_entry_log))
 
-    def _undo(self, mark: tuple[int, int, int, int, int]) -> None:
+    def _undo(self, mark: tuple[tuple[int, int], int, int, int]) -> None:
         """Put back everything patched since ``mark``, newest first, as :meth:`restore` does."""
-        class_patches, object_patches, functions, patched_classes, class_entries = mark
+        attributes, functions, patched_classes, class_entries = mark
         self._functions.restore(functions)
-        self._undo_object_patches(object_patches)
-        self._undo_class_patches(class_patches)
+        self._attributes.undo(attributes)
         for cls in list(self._patched_classes)[patched_classes:]:
             del self._patched_classes[cls]
         for cls, entry in reversed(self._class_entry_log[class_entries:]):
@@ -262,20 +198,15 @@ class Patcher:
                 continue  # the owner is mapped itself and tracks this attribute already
             if owner is not cls and not self._entries_for(owner) and self._track_inherited(name, value):
                 continue  # an unmapped mixin's method: tracked in place, for mapped receivers
-            value = self._unpatched.get(id(value), value)
+            value = self._attributes.unwrapped(value)
             make_site = functools.partial(self._make_site, name, hooks)
             if owner is cls and self._patch_descriptor_function(value, make_site):
                 continue
             replacement = wrap_class_attribute(value, make_site)
             if replacement is None:
                 continue
-            previous = vars(cls).get(name, _MISSING)
-            try:
-                type.__setattr__(cls, name, replacement)
-            except TypeError:  # an immutable (built-in or extension) type: leave it untracked
-                return
-            self._unpatched[id(replacement)] = value
-            self._class_patches.append((cls, name, previous, replacement))
+            if not self._attributes.set_on_class(cls, name, replacement, wrapped=value):
+                return  # an immutable (built-in or extension) type: left untracked
 
     def _patch_descriptor_function(self, descriptor: Any, make_site: Callable[[str], CallSite]) -> bool:
         """Track a method descriptor in place by wrapping the function it holds (``fn`` of
@@ -292,7 +223,7 @@ class Patcher:
             descriptor.fn = replacement
         except AttributeError:  # a read-only descriptor: the proxy will do
             return False
-        self._object_patches.append((descriptor, "fn", function, replacement))
+        self._attributes.set_on_object(descriptor, "fn", function, replacement)
         return True
 
     def _track_inherited(self, name: str, value: Any) -> bool:
@@ -333,22 +264,8 @@ class Patcher:
         if isinstance(function, types.FunctionType) and can_track(function):
             self._functions.track(function, lambda: SubclassHook(self))
             return
-        own = vars(base).get("__init_subclass__", _MISSING)
-        patcher = self
-
-        def __init_subclass__(cls: type, **kwargs: Any) -> None:
-            if own is _MISSING:
-                super(base, cls).__init_subclass__(**kwargs)  # type: ignore[arg-type]
-            else:
-                own.__get__(None, cls)(**kwargs)
-            patcher.patch_new_subclass(cls)
-
-        hook: classmethod[Any, ..., None] = classmethod(__init_subclass__)
-        try:
-            type.__setattr__(base, "__init_subclass__", hook)
-        except TypeError:  # an immutable type cannot have subclasses patched either
-            return
-        self._class_patches.append((base, "__init_subclass__", own, hook))
+        hook = new_init_subclass(base, vars(base).get("__init_subclass__", _MISSING), self)
+        self._attributes.set_on_class(base, "__init_subclass__", hook)  # an immutable type: no subclasses patched
 
     # --- modules and functions --------------------------------------------------------
     def _patch_module(self, module: types.ModuleType, entry: MappingEntry) -> None:
@@ -378,32 +295,5 @@ class Patcher:
     def restore(self) -> None:
         """Put back every original object and forget all patches."""
         self._functions.restore()
-        self._undo_object_patches(0)
-        self._undo_class_patches(0)
+        self._attributes.undo()
         self._patched_classes.clear()
-        self._unpatched.clear()
-
-    def _undo_object_patches(self, since: int) -> None:
-        for descriptor, name, original, replacement in reversed(self._object_patches[since:]):
-            if getattr(descriptor, name, None) is replacement:
-                setattr(descriptor, name, original)
-        del self._object_patches[since:]
-
-    def _undo_class_patches(self, since: int) -> None:
-        for cls, name, original, replacement in reversed(self._class_patches[since:]):
-            self._unpatched.pop(id(replacement), None)
-            if vars(cls).get(name, _MISSING) is not replacement:
-                # Someone wrapped our wrapper since (sklearn's set_output does, for classes
-                # created while tracking): keep theirs, ours passes calls straight through.
-                continue
-            if original is _MISSING:
-                type.__delattr__(cls, name)
-            else:
-                type.__setattr__(cls, name, original)
-        del self._class_patches[since:]
-
-
-def _module_of(target: str) -> str:
-    """The module a dotted target lives in: its longest imported prefix."""
-    parts = target.split(".")
-    return next((".".join(parts[:n]) for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in sys.modules), target)
