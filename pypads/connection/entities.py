@@ -20,14 +20,15 @@ MAX_ENTITIES_PER_BATCH = 1000
 UPLOAD_CHUNK = 200  # files per log_artifacts call
 
 Warn = Callable[[str, str], None]
-Call = Callable[..., Any]
+# How an MLflow call is made: directly, or through the clock that times unanswered calls.
+MlflowCaller = Callable[..., Any]
 
 
 def direct(function: Callable[..., Any], *args: Any) -> Any:
     return function(*args)
 
 
-def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn, call: Call = direct) -> None:
+def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn, call: MlflowCaller = direct) -> None:
     """The batch's params, tags and metrics in ``log_batch`` calls within MLflow's limits
     (each timed through ``call``)."""
     param_list = [Param(key, value) for key, value in batch.params.items()]
@@ -42,7 +43,7 @@ def write_entities(client: MlflowClient, run_id: str, batch: Batch, warn: Warn, 
 
 
 def _log_batch(client: MlflowClient, run_id: str, metrics: list[Metric], params: list[Param], tags: list[RunTag],
-               warn: Warn, call: Call) -> None:
+               warn: Warn, call: MlflowCaller) -> None:
     """One ``log_batch`` call. An entity MLflow refuses (a changed param, a name it does
     not allow) must not sink the rest: the batch is halved until each refused entity
     stands alone, and is then dropped with a warning. Any other error (the store, not
@@ -64,7 +65,7 @@ def _log_batch(client: MlflowClient, run_id: str, metrics: list[Metric], params:
 
 
 def upload_artifacts(
-    client: MlflowClient, run_id: str, journal: JournalReader, paths: Iterable[str], call: Call = direct
+    client: MlflowClient, run_id: str, journal: JournalReader, paths: Iterable[str], call: MlflowCaller = direct
 ) -> None:
     """Upload the journal's artifacts at ``paths``, ``UPLOAD_CHUNK`` files per
     ``log_artifacts`` call (each timed through ``call``, so thousands of files read as

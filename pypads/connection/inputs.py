@@ -12,11 +12,11 @@ from mlflow.entities import Dataset, DatasetInput, InputTag
 from mlflow.tracking import MlflowClient
 from mlflow.types.schema import ColSpec, DataType, Schema, TensorSpec
 
-from pypads.connection.entities import Call, Warn, direct, write_entities
+from pypads.connection.entities import MlflowCaller, Warn, direct, write_entities
 from pypads.journal.reading import Batch
 
 
-def log_datasets(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], call: Call = direct) -> None:
+def log_datasets(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], call: MlflowCaller = direct) -> None:
     """The "dataset" entries as the run's dataset inputs, with the context (``training``,
     ``evaluation``) as MLflow's ``mlflow.data.context`` tag."""
     source = json.dumps({"tags": {"mlflow.source.name": sys.argv[0] if sys.argv else ""}})
@@ -56,7 +56,7 @@ def _column_type(dtype: str) -> DataType:
 
 
 def log_child_runs(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], warn: Warn,
-                   call: Call = direct) -> dict[str, str]:
+                   call: MlflowCaller = direct) -> dict[str, str]:
     """Each "child_run" entry as a run of its own under ``run_id`` (MLflow's tag
     ``mlflow.parentRunId``), created, filled and ended at once. Returns the child run of
     each model label (entries of the model comparison), for its model to name as source."""

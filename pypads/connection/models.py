@@ -16,13 +16,13 @@ from mlflow.entities import LoggedModelOutput, LoggedModelStatus
 from mlflow.models import Model, ModelSignature
 from mlflow.tracking import MlflowClient
 
-from pypads.connection.entities import Call, direct
+from pypads.connection.entities import MlflowCaller, direct
 from pypads.connection.inputs import schema_of
 
 PICKLE = "model.pkl"  # a saved model's pickle, as mlflow.sklearn names it
 
 
-def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: Call = direct,
+def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: MlflowCaller = direct,
               child_run_id: str | None = None) -> str:
     """Save the estimator the script pickled as an MLflow model of the sklearn flavour
     (pyfunc-loadable if it predicts, with the signature the logger described), listed
