@@ -171,3 +171,19 @@ def create_private(path: Path, mode: int) -> BinaryIO:
     """``open(path, "wb")`` with ``mode`` for a new file: a private file is never
     readable to others, not even for a moment."""
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb")
+
+
+STAGING_SUFFIX = ".creating"
+
+
+def staging_name(name: str, pid: int) -> str:
+    """The folder a journal is made in before it is complete: hidden, naming its maker."""
+    return f".{name}.{pid}{STAGING_SUFFIX}"
+
+
+def staging_owner(folder_name: str) -> int | None:
+    """The process making the journal in a staging folder of this name; None for any other folder."""
+    if not (folder_name.startswith(".") and folder_name.endswith(STAGING_SUFFIX)):
+        return None
+    pid = folder_name[: -len(STAGING_SUFFIX)].rpartition(".")[2]
+    return int(pid) if pid.isdigit() else None

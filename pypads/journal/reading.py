@@ -26,6 +26,7 @@ from pypads.journal.format import (
     UPLOADER,
     JournalFolder,
     journal_root,
+    staging_owner,
     write_atomically,
 )
 
@@ -227,6 +228,11 @@ def left_behind(root: Path | None = None) -> list[JournalReader]:
         return []
     journals = []
     for folder in sorted(base.iterdir()):
+        maker = staging_owner(folder.name)
+        if maker is not None:  # a journal being made; if its maker died halfway, nothing is in it yet
+            if not psutil.pid_exists(maker):
+                shutil.rmtree(folder, ignore_errors=True)
+            continue
         journal = JournalReader(folder)
         try:
             if not journal.owner_alive():

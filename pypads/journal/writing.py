@@ -30,6 +30,7 @@ from pypads.journal.format import (
     create_private,
     entity_line,
     journal_root,
+    staging_name,
     write_atomically,
     write_then_name,
 )
@@ -53,10 +54,14 @@ class JournalWriter(JournalFolder):
         """A new journal for ``target`` under ``root`` (by default :func:`journal_root`)."""
         base = root or journal_root()
         base.mkdir(PRIVATE_FOLDER, parents=True, exist_ok=True)
-        folder = base / uuid.uuid4().hex
-        folder.mkdir(PRIVATE_FOLDER)
-        (folder / ARTIFACTS).mkdir(PRIVATE_FOLDER)
-        journal = cls(folder)
+        name = uuid.uuid4().hex
+        # Made complete under a name of its own, then renamed into place: a process killed
+        # halfway (a SIGTERM during PyPads()) leaves a staging folder that names it, which
+        # left_behind() removes, never a journal without its meta that no one can recover.
+        staging = base / staging_name(name, os.getpid())
+        staging.mkdir(PRIVATE_FOLDER)
+        (staging / ARTIFACTS).mkdir(PRIVATE_FOLDER)
+        journal = cls(staging)
         journal._created = {
             "run_id": target.join_run_id, "owns_run": target.join_run_id is None,
             "tracking_uri": target.store.tracking_uri, "experiment": target.experiment_name,
@@ -68,7 +73,10 @@ class JournalWriter(JournalFolder):
         journal._write_meta(journal._created)
         with create_private(journal._reserve, PRIVATE_FILE) as reserve:
             reserve.write(bytes(RESERVE_BYTES))
-        return journal
+        os.rename(staging, base / name)
+        created = cls(base / name)
+        created._created = journal._created
+        return created
 
     def set_status(self, status: str) -> None:
         """The status the run ends with, should the journal outlive this process."""

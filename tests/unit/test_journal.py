@@ -3,9 +3,13 @@ the batches it sends, from where the last upload stopped, artifacts byte for byt
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from pypads.journal import JournalReader, JournalWriter
+from pypads.journal import JournalReader, JournalWriter, left_behind
+from pypads.journal.format import staging_name
 from pypads.store import RunTarget, Store
 
 
@@ -63,3 +67,18 @@ def test_a_status_set_by_the_script_is_what_a_recovery_ends_the_run_with(tmp_pat
     assert JournalReader(writer.folder).status() == "FAILED"
     writer.discard()
     assert not writer.folder.exists()
+
+
+def test_a_journal_appears_only_complete_and_a_half_made_one_of_a_dead_process_is_removed(tmp_path):
+    writer, _ = new_journal(tmp_path)
+    root = writer.folder.parent
+    assert [folder.name for folder in root.iterdir()] == [writer.folder.name]  # no staging folder left
+    assert writer.meta()["experiment"] == "experiment"
+    # A process killed while making a journal (SIGTERM during PyPads()) leaves its staging folder.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    half_made = root / staging_name("0" * 32, int(dead.stdout))
+    half_made.mkdir()
+    being_made = root / staging_name("1" * 32, os.getpid())  # a live process still making its journal
+    being_made.mkdir()
+    assert left_behind(root) == []  # neither is a journal to recover; the script's own is alive
+    assert not half_made.exists() and being_made.exists()
