@@ -112,7 +112,8 @@ def ci(pytest_args: list[str]) -> int:
             results["lint"] = "passed" if lint(python) == 0 else "failed"
         code = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT).returncode
         results[version] = "passed" if code == 0 else f"failed (pytest exit code {code})"
-    print("dev.py ci: " + "; ".join(f"Python {version} {result}" for version, result in results.items()), flush=True)
+    print("dev.py ci: " + "; ".join(f"{version if version == 'lint' else 'Python ' + version} {result}"
+                                    for version, result in results.items()), flush=True)
     ran = [result for version, result in results.items() if result != "missing" and version != "lint"]
     if not ran:
         print("dev.py ci: no supported Python found, nothing was tested", file=sys.stderr)
