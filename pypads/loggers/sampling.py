@@ -21,13 +21,14 @@ from typing import Any
 import numpy as np
 
 from pypads.callmonitor import npy
+from pypads.loggers.sizes import approximate_size
 
 # 64 MB is hashed whole in about 20 ms here (BLAKE3 at memory speed): below that, a
 # whole digest costs less than any fit on the value.
 SAMPLE_ABOVE = 64 << 20
 WINDOWS = 256
 WINDOW_BYTES = 4096  # of an array's memory, per window
-WINDOW_ITEMS = 16  # rows of a table or elements of a list, per window
+WINDOW_ITEMS = 16  # rows of a table, or at most this many elements of a list, per window
 # A sample of a value inside a container has a share of the budget, but no less than this.
 SMALLEST_SHARE = 64 << 10
 
@@ -55,7 +56,9 @@ def _windows(length: int, width: int) -> np.ndarray:
     the first at 0 and the last ending at ``length``."""
     if length <= WINDOWS * width:
         return np.arange(0, length, max(width, 1), dtype=np.int64)
-    return np.unique(np.linspace(0, length - width, WINDOWS).astype(np.int64))
+    # Steps of more than ``width`` apart: distinct after truncation, no np.unique needed
+    # (whose first call imports a numpy submodule, 10 ms in the user's first tracked fit).
+    return np.linspace(0, length - width, WINDOWS).astype(np.int64)
 
 
 def _positions(length: int, width: int) -> np.ndarray:
@@ -94,7 +97,16 @@ def _sparse(matrix: Any) -> tuple[Any, ...]:
 
 def picked(sequence: list[Any] | tuple[Any, ...]) -> list[Any]:
     """The elements of a list's (or tuple's) windows."""
-    return [sequence[position] for position in _positions(len(sequence), WINDOW_ITEMS)]
+    return [sequence[position] for position in _positions(len(sequence), _items_per_window(sequence))]
+
+
+def _items_per_window(sequence: list[Any] | tuple[Any, ...]) -> int:
+    """As many elements as fill a window's bytes, judged by the first: the rows of a
+    nested list are alike, and 16 rows of 50 floats would make a sample of 6 MB."""
+    if not sequence:
+        return WINDOW_ITEMS
+    first = approximate_size(sequence[0], WINDOW_BYTES * WINDOW_ITEMS)
+    return max(1, min(WINDOW_ITEMS, WINDOW_BYTES // max(first, 1)))
 
 
 def _items(sequence: list[Any] | tuple[Any, ...]) -> list[Any]:
