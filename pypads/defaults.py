@@ -62,6 +62,10 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # "thread" (of the script), or "auto": a thread if the script has imported MLflow
     # before PyPads() anyway, else a process.
     "uploader": "auto",
+    # Seconds an uploader process waits, its run ended, for the next script's run (a
+    # spare, with MLflow imported: the next run opens at once). None: $PYPADS_UPLOADER_IDLE,
+    # else 300; 0: the uploader ends with its run.
+    "uploader_idle": None,
 }
 
 # How deeply nested a call each event's loggers see when the config does not say

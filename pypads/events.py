@@ -49,6 +49,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "pseudonymize": {"type": "boolean"},
         "flush_timeout": {"type": ["number", "null"], "exclusiveMinimum": 0},
         "uploader": {"enum": ["auto", "process", "thread"]},
+        "uploader_idle": {"type": ["number", "null"], "minimum": 0},
     },
 }
 

@@ -32,6 +32,7 @@ from pypads.fluent import (
 from pypads.journal.reading import left_behind
 from pypads.journal.writing import JournalWriter
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
+from pypads.link.spare import uploader_idle
 from pypads.mapping import MappingFile, load_mappings
 from pypads.patching.dispatch import unregister
 from pypads.patching.importer import PatchingFinder
@@ -99,6 +100,7 @@ class PyPads:
     ) -> None:
         # Everything that can be wrong with the input is checked before anything changes.
         self.config = merge_config(DEFAULT_CONFIG, config)
+        self._uploader_idle = uploader_idle(self.config["uploader_idle"])  # a malformed variable fails here
         self.events = EventTable(self.config, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
         self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
         check_hooks(self.config, self.mappings)
@@ -183,7 +185,8 @@ class PyPads:
         uploader = self.config["uploader"]
         writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
                         in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None),
-                        on_failure=self._stop_tracking, wait_timeout=self.config["flush_timeout"])
+                        on_failure=self._stop_tracking, wait_timeout=self.config["flush_timeout"],
+                        uploader_idle=self._uploader_idle)
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
         self.session.run = self._run = RunContext(writer, tuple(self.mappings))
         set_active_run(self.session.run)

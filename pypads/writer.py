@@ -70,6 +70,7 @@ class Writer:
         recover: bool = False,
         on_failure: Callable[[], None] | None = None,
         wait_timeout: float | None = None,
+        uploader_idle: float = 0.0,
     ) -> None:
         self.journal = journal
         self.broken = False  # the journal could not be written: nothing more is
@@ -80,7 +81,7 @@ class Writer:
         self._late_lock = threading.Lock()
         self._swap_lock = threading.Lock()  # the end and a take-over of the upload, one at a time
         self._settings = LinkSettings(journal, interval, on_open, open_run, recover,
-                                      wait_timeout or default_timeout(target.store))
+                                      wait_timeout or default_timeout(target.store), uploader_idle)
         self._uploader: UploaderLink
         if in_process:
             self._uploader = UploaderThread(self._settings)
@@ -104,6 +105,11 @@ class Writer:
             return True
 
     # --- the run ----------------------------------------------------------------------
+    @property
+    def uploader_pid(self) -> int | None:
+        """The process that uploads this run (None: a thread of this one)."""
+        return self._uploader.pid
+
     @property
     def run_id(self) -> str | None:
         """The MLflow run id; waits until the run is open (``None`` if it could not be)."""

@@ -24,7 +24,9 @@ from pypads.store import RunTarget, Store
 from pypads.writer import Writer
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("PYPADS_STRICT", "1")  # logger errors fail tests unless a test says otherwise
+os.environ.setdefault("PYPADS_STRICT", "1")
+# No uploader outlives its test's run (tests of spare uploaders set their own idle time).
+os.environ.setdefault("PYPADS_UPLOADER_IDLE", "0")  # logger errors fail tests unless a test says otherwise
 # Journals and the default store of in-process trackers stay out of the user's ~/.pypads.
 os.environ.setdefault("PYPADS_HOME", tempfile.mkdtemp(prefix="pypads-tests-home-"))
 

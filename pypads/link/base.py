@@ -34,6 +34,8 @@ class LinkSettings:
         recover: also upload the journals that earlier processes left behind.
         wait_timeout: how long asking for the run id or flushing may wait for one MLflow
             call that does not answer (see :mod:`pypads.timeouts`).
+        idle: seconds an uploader process waits as a spare for the next run once this
+            one has ended, and whether a spare may be claimed (0: no).
     """
 
     journal: JournalWriter
@@ -42,6 +44,7 @@ class LinkSettings:
     open_run: OpenRun | None
     recover: bool
     wait_timeout: float
+    idle: float = 0.0
 
 
 class UploaderLink(Protocol):
@@ -59,6 +62,10 @@ class UploaderLink(Protocol):
     @property
     def is_open(self) -> bool:
         """Whether the run is open, without waiting."""
+
+    @property
+    def pid(self) -> int | None:
+        """The uploader's process (None: a thread of the script's)."""
 
     def flush(self) -> bool:
         """Upload what the journal holds now; True once all of it is in MLflow."""

@@ -1,5 +1,6 @@
 """The uploader in a process of its own (:func:`pypads.uploader.main`), driven through
-its stdin with :mod:`pypads.wire` commands; its answers are read on a thread here."""
+its stdin with :mod:`pypads.wire` commands; its answers are read on a thread here. The
+process is a spare one that waited for this script where one did (:mod:`pypads.link.spare`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import weakref
 from collections.abc import Callable
 
 from pypads.link.base import LinkSettings, Outcome, hold_mlflow_import
+from pypads.link.spare import SpareUploader, claim_spare
 from pypads.patching.importer import PatchingFinder
 from pypads.timeouts import AnswerClock
 from pypads.uploader.reports import warn_locally
@@ -34,6 +36,7 @@ class UploaderProcess:
         self.interval = settings.interval
         self.recover = settings.recover
         self.wait_timeout = settings.wait_timeout
+        self.idle = settings.idle
         self.on_death = on_death
         self.clock = AnswerClock()  # set from the process' reports
         self._on_open = settings.on_open
@@ -47,26 +50,21 @@ class UploaderProcess:
         self._lock = threading.Lock()
         self._flushes: dict[int, tuple[threading.Event, list[bool]]] = {}
         self._requests = 0
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | SpareUploader | None = None
         self._import_hold: PatchingFinder | None = None
 
     def start(self) -> bool:
-        """Start the process; False if it cannot be started (then a thread uploads)."""
-        if not sys.executable or getattr(sys, "frozen", False):
-            return False  # no interpreter to start (a frozen app would start itself again)
-        command = [sys.executable, "-c", LAUNCH, str(self.journal.folder), "--interval", str(self.interval)]
+        """Claim a spare uploader, or start a process; False if neither can be had (then
+        a thread uploads)."""
+        arguments = [str(self.journal.folder), "--interval", str(self.interval), "--idle", str(self.idle)]
         if sys.argv and sys.argv[0]:
-            command.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
+            arguments.append(f"--script={sys.argv[0]}")  # one argument, even for "-c"
         if self.recover:
-            command.append("--recover")
-        # The same imports as the script: its sys.path, with what it added at run time.
-        environment = {**os.environ, SYS_PATH_VARIABLE: json.dumps(sys.path)}
-        try:
-            # A session of its own: Ctrl-C in a terminal reaches the script, which ends the run.
-            self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             env=environment, start_new_session=True)
-        except (OSError, ValueError) as error:
-            warn_locally("start", f"pypads could not start its uploader process ({error}); it uploads on a thread")
+            arguments.append("--recover")
+        spare = claim_spare(arguments) if self.idle > 0 else None
+        if spare is not None:
+            self._process = spare
+        elif not self._start_process(arguments):
             return False
         if "mlflow" not in sys.modules:
             self._import_hold = hold_mlflow_import(self._wait_until_open)
@@ -75,6 +73,20 @@ class UploaderProcess:
         # own, so that a start-up that hangs cannot hang the script's end either.
         self.clock.started()
         threading.Thread(target=self._read_answers, name="pypads-uploader-answers", daemon=True).start()
+        return True
+
+    def _start_process(self, arguments: list[str]) -> bool:
+        if not sys.executable or getattr(sys, "frozen", False):
+            return False  # no interpreter to start (a frozen app would start itself again)
+        # The same imports as the script: its sys.path, with what it added at run time.
+        environment = {**os.environ, SYS_PATH_VARIABLE: json.dumps(sys.path)}
+        try:
+            # A session of its own: Ctrl-C in a terminal reaches the script, which ends the run.
+            self._process = subprocess.Popen([sys.executable, "-c", LAUNCH, *arguments], stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, env=environment, start_new_session=True)
+        except (OSError, ValueError) as error:
+            warn_locally("start", f"pypads could not start its uploader process ({error}); it uploads on a thread")
+            return False
         return True
 
     @property
@@ -87,6 +99,10 @@ class UploaderProcess:
         # start-up, and as much again for the call that opens the run (each timed apart).
         if not self._opened.is_set():
             self.clock.wait(self._opened.is_set, self.wait_timeout)
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
 
     @property
     def is_open(self) -> bool:
@@ -173,9 +189,10 @@ class UploaderProcess:
         taken_over = self.on_death is not None and self.on_death()
         # Not taken over: the run is ending, and its end uploads from the script (close()).
         then = "a thread of the script uploads instead" if taken_over else "the script uploads the rest as it ends the run"
+        code = self._process.wait()
         try:
-            warn_locally("uploader", f"pypads' uploader stopped before the run ended (exit code "
-                         f"{self._process.wait()}); {then}")
+            warn_locally("uploader", f"pypads' uploader stopped before the run ended"
+                         f"{'' if code is None else f' (exit code {code})'}; {then}")
         except Exception:  # noqa: S110 - warnings made errors: nobody to raise to on this thread
             pass
 

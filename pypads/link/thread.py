@@ -50,6 +50,10 @@ class UploaderThread:
     def is_open(self) -> bool:
         return self.uploader.opened.is_set() and self.uploader.run_id is not None
 
+    @property
+    def pid(self) -> int | None:
+        return None
+
     def flush(self) -> bool:
         return self.uploader.drain()
 

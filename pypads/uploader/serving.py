@@ -2,7 +2,8 @@
 
 The writer starts it (see :mod:`pypads.link.process`) as
 ``python -c "from pypads.uploader import main; main()"`` with :func:`main`'s arguments:
-``<journal folder> [--interval S] [--recover] [--script PATH]``.
+``<journal folder> [--interval S] [--recover] [--script PATH] [--idle S]``, or claims
+a spare one (``--idle``: see :mod:`pypads.uploader.spare`).
 
 In a process of its own, MLflow's import (a second, 170 MB) and its SQLAlchemy work
 never touch the script: not its memory, not its GIL. The process reads commands on
@@ -18,11 +19,13 @@ import queue
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
 from pypads.timeouts import AnswerClock, default_timeout, recovery_timeout
 from pypads.uploader.recovery import Recovery
+from pypads.uploader.spare import MOST_RUNS, release, sqlite_identity, take_over, wait_for_claim
 from pypads.uploader.uploading import Uploader
 from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
 
@@ -59,16 +62,22 @@ class _ReportingClock(AnswerClock):
         self._channel.send(ClockReading(busy=False))
 
 
-def _read_commands(commands: queue.Queue[Command | None], channel: _Channel) -> None:
-    for line in sys.stdin.buffer:
+def _read_commands(stream: BinaryIO, commands: queue.Queue[Command | None], channel: _Channel,
+                   let_go: Callable[[], None]) -> None:
+    for line in stream:
         try:
             commands.put(decode_command(line))
         except WireError as error:  # not from this pypads' writer: say so, and read on
             channel.send(Warned("wire", f"pypads' uploader ignored a malformed command: {error}"))
     # End of input: the script is gone (or done). Let go of its output now, from this
     # thread: the main one may be inside an MLflow call that takes minutes to give up.
-    _let_go_of_the_scripts_output()
+    let_go()
     commands.put(None)
+
+
+# Letting go of one script's output and taking over the next one's, one at a time: a
+# spare's previous script may end (and its reader let go) while the next one is served.
+_output_lock = threading.Lock()
 
 
 def _let_go_of_the_scripts_output() -> None:
@@ -81,17 +90,24 @@ def _let_go_of_the_scripts_output() -> None:
     os.close(null)
 
 
-def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
+def serve(folder: Path, interval: float, recover_left: bool, commands_from: BinaryIO, answers_to: BinaryIO) -> bool:
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
-    MLflow has not answered for the timeout the script gives (or :func:`default_timeout`)."""
-    # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
-    channel = _Channel(os.fdopen(os.dup(1), "wb"))
-    os.dup2(2, 1)
+    MLflow has not answered for the timeout the script gives (or :func:`default_timeout`).
+    True if this process may serve another run; False if an MLflow call was left hanging."""
+    channel = _Channel(answers_to)
     clock = _ReportingClock(channel)
     uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(Warned(key, message)))
     uploader.journal.set_uploader(os.getpid())
+    served = threading.Event()
+
+    def let_go() -> None:
+        with _output_lock:
+            if not served.is_set():  # else this run's output is long let go, and 2 may be the next's
+                _let_go_of_the_scripts_output()
+
     commands: queue.Queue[Command | None] = queue.Queue()
-    threading.Thread(target=_read_commands, args=(commands, channel), name="pypads-commands", daemon=True).start()
+    threading.Thread(target=_read_commands, args=(commands_from, commands, channel, let_go), name="pypads-commands",
+                     daemon=True).start()
     uploader.open()
     channel.send(Opened(uploader.run_id))
     recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
@@ -116,29 +132,66 @@ def serve(folder: Path, interval: float, recover_left: bool) -> NoReturn:
     finishing.start()
     if not clock.wait(lambda: not finishing.is_alive(), timeout):
         channel.send(Closed(False))
-        os._exit(0)  # a store that does not answer: the journal stays for a later PyPads()
+        return False  # a store that does not answer: the journal stays for a later PyPads()
     channel.send(Closed(bool(finished and finished[0])))
-    _let_go_of_the_scripts_output()
+    with _output_lock:
+        _let_go_of_the_scripts_output()
+        served.set()
+    answers_to.close()  # the script's reader sees the end of its answers
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
-    # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
-    # the script may be waiting for this process to end.
-    os._exit(0)
+    identity = sqlite_identity(uploader.target.store.tracking_uri)
+    if identity is not None:
+        _sqlite_files.setdefault(*identity)
+    return True
 
 
-def main(argv: list[str] | None = None) -> NoReturn:
+# The SQLite stores this process has used, as they were (see spare.stale).
+_sqlite_files: dict[str, tuple[int, int]] = {}
+
+
+def _options(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m pypads.uploader", description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path, help="the run's journal")
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between two uploads")
     parser.add_argument("--recover", action="store_true", help="also upload journals left behind")
     parser.add_argument("--script", help="the script's sys.argv[0], which MLflow tags the run with")
-    options = parser.parse_args(argv)
-    # Signals that end the script's whole job (Slurm, systemd) must not end this process
-    # first: the script ends the run, and end of input tells this process it is gone.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if options.script is not None:
-        # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
-        sys.argv[0] = options.script
-    serve(options.folder, options.interval, options.recover)
+    parser.add_argument("--idle", type=float, default=0.0, help="seconds to wait as a spare for the next run")
+    return parser.parse_args(argv)
 
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    options = _options(argv)
+    # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
+    answers_to = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    commands_from: BinaryIO = sys.stdin.buffer
+    for _ in range(MOST_RUNS):
+        # Signals that end the script's whole job (Slurm, systemd) must not end this
+        # process first: the script ends the run, and end of input tells this process it is gone.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if options.script is not None:
+            # MLflow tags a new run from sys.argv[0] (source name, git commit): the script's.
+            sys.argv[0] = options.script
+        if not serve(options.folder, options.interval, options.recover, commands_from, answers_to):
+            break
+        if options.idle <= 0:
+            break
+        # Waiting as a spare: a shutdown's SIGTERM ends it like any idle process.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        claim = wait_for_claim(options.idle, _sqlite_files)
+        if claim is None:
+            break
+        try:
+            options = _options(claim.argv)
+        except SystemExit:  # arguments this pypads does not know: not a claim it can serve
+            release(claim)
+            break
+        with _output_lock:
+            take_over(claim)
+        commands_from, answers_to = claim.connection.makefile("rb"), claim.connection.makefile("wb")
+        claim.connection.close()  # the files keep the socket open
+    # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
+    # the script may be waiting for this process to end.
+    os._exit(0)
