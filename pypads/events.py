@@ -114,7 +114,7 @@ OPTION_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "max_models": _whole_number(0),
     "max_datasets": _whole_number(0),
     "max_child_runs": _whole_number(0),
-    "pipeline_type": ("a string", lambda value: isinstance(value, str)),
+    "pipeline_type": ("'normal' or 'simple'", lambda value: value in ("normal", "simple")),
     "pipeline_args": _FLAG,
     "log_models": _FLAG,
     "log_datasets": _FLAG,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import psutil
+import pytest
 from sklearn import datasets, metrics
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.feature_selection import SelectKBest
@@ -14,6 +15,9 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
+
+from pypads import PyPads
+from pypads.errors import ConfigError
 
 X, y = datasets.load_iris(return_X_y=True)
 
@@ -43,6 +47,28 @@ def test_internal_calls_add_no_params_metrics_or_folders(make_tracker, read_run)
     assert sum(node["call"] == "DecisionTreeClassifier.predict_proba" for node in graph["nodes"]) == 20
     assert run.tags["estimator_name"] == "RandomForestClassifier"
     assert run.tags["estimator_class"] == "sklearn.ensemble._forest.RandomForestClassifier"
+
+
+def test_a_simple_pipeline_graph_holds_only_the_scripts_own_calls(make_tracker, read_run):
+    tracker = make_tracker(config={"events": {"pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_metric"],
+                                                           "with": {"pipeline_type": "simple"}},
+                                              "metric": {"on": ["pypads_metric"]}}})
+    forest = RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    metrics.accuracy_score(y, forest.predict(X))
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    graph = json.loads(run.artifact_text("pipeline/graph.json"))
+    assert [node["call"] for node in graph["nodes"]] == [
+        "RandomForestClassifier.fit", "RandomForestClassifier.predict", "accuracy_score"]
+    assert {edge["kind"] for edge in graph["edges"]} == {"order", "data"}
+    # the lineage still names the metric by the model whose prediction it scored
+    assert "RandomForestClassifier.accuracy_score_X" in run.metrics
+
+
+def test_a_pipeline_type_other_than_normal_or_simple_is_refused():
+    with pytest.raises(ConfigError, match="pipeline_type.*'normal' or 'simple'"):
+        PyPads(config={"events": {"pipeline": {"on": ["pypads_fit"], "with": {"pipeline_type": "fancy"}}}})
 
 
 def test_depth_minus_one_brings_back_every_call(make_tracker, read_run):

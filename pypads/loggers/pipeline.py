@@ -96,9 +96,11 @@ class _Graph:
 
 
 class PipelineTracker(Logger):
-    """Options: the seed's ``pipeline_type`` (``"normal"``) and ``pipeline_args`` (``True``
-    also stores each call's argument names on its node), and ``max_calls``: how many
-    calls become nodes; later ones are only counted."""
+    """Options: the seed's ``pipeline_type`` (``"normal"``: every tracked call is a node,
+    those a library made inside another call nested under it; ``"simple"``: only the
+    script's own calls) and ``pipeline_args`` (``True`` also stores each call's argument
+    names on its node), and ``max_calls``: how many calls become nodes; later ones are
+    only counted."""
 
     defaults = {"pipeline_type": "normal", "pipeline_args": False, "max_calls": 10_000}
 
@@ -112,6 +114,8 @@ class PipelineTracker(Logger):
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
         graph = self._graph(call.run)
+        if options["pipeline_type"] == "simple" and call.depth > 0:
+            return  # what a library did inside the script's call: not in a simple graph
         parent = _tracked_parent(call)
         with graph.lock:
             if len(graph.nodes) >= options["max_calls"]:
