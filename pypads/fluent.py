@@ -13,9 +13,8 @@ import sys
 from types import ModuleType
 
 from pypads.errors import ConfigError, warn
-from pypads.journal.writing import JournalWriter
 from pypads.privacy import redact_text
-from pypads.store import RunTarget, Store, resolve_store
+from pypads.store import Store, resolve_store
 from pypads.uploader.uploading import connection
 
 
@@ -56,18 +55,21 @@ def explicit_mlflow_uri() -> str | None:
     return mlflow.get_tracking_uri() if callable(is_set) and is_set() else None
 
 
-def open_fluent_run(journal: JournalWriter, target: RunTarget) -> str | None:
-    """Open the run here, as MLflow's active run in this thread, for a script that uses
-    MLflow's API itself; the uploader joins it (and still ends it). None if the store
-    does not answer: the uploader then tries again."""
+def activate_run(run_id: str | None, display_uri: str) -> None:
+    """Make the run the uploader opened (``run_id``) MLflow's active run in this thread,
+    for a script that uses MLflow's API itself: MLflow keeps its active run per thread,
+    and the uploader opened it on another. The one place the script touches a run's life
+    in MLflow; None (the store did not answer in time) is a warning, and the uploader
+    goes on trying."""
+    if run_id is None:
+        warn(f"pypads could not open an MLflow run at {display_uri} in time; it is not MLflow's active run here, "
+             "and the uploader tries again", stacklevel=4)
+        return
     try:
-        _client, run_id = connection().open_fluent_run(target)
+        connection().start_fluent_run(run_id)
     except Exception as error:
-        warn(f"pypads could not open an MLflow run at {target.store.display_uri} here ({redact_text(str(error))}); "
-                      "its uploader tries again", stacklevel=4)
-        return None
-    journal.set_run_id(run_id)
-    return run_id
+        warn(f"pypads opened run {run_id} at {display_uri} but could not make it MLflow's active run here "
+             f"({redact_text(str(error))})", stacklevel=4)
 
 
 class Environment:

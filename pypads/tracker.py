@@ -23,10 +23,10 @@ from pypads.errors import warn
 from pypads.events import EventTable, check_hooks, merge_config, merge_logging_fns
 from pypads.fluent import (
     Environment,
+    activate_run,
     active_mlflow_run_id,
     explicit_mlflow_uri,
     imported_mlflow,
-    open_fluent_run,
     store_for,
 )
 from pypads.journal.reading import left_behind
@@ -162,8 +162,8 @@ class PyPads:
         """Start tracking at once; the MLflow run itself is opened by the writer's thread.
 
         If the script imported MLflow before ``PyPads()``, it may use MLflow's API
-        right away: then the run is opened here and made MLflow's active run in this
-        thread, as ``mlflow.start_run()`` would.
+        right away: then this waits for the run to be open and makes it MLflow's active
+        run in this thread, as ``mlflow.start_run()`` would.
         """
         mlflow = imported_mlflow()
         if self._owns_run:
@@ -178,10 +178,6 @@ class PyPads:
         except OSError as error:  # tracking must never stop the user's script
             warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking", stacklevel=3)
             return
-        if mlflow is not None and self._owns_run:
-            run_id = open_fluent_run(journal, target)
-            if run_id is not None:
-                self._on_run_open(run_id)
         uploader = self.config["uploader"]
         writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
                         in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None),
@@ -192,6 +188,10 @@ class PyPads:
         set_active_run(self.session.run)
         self._exit_hooks.install()
         writer.start()
+        if mlflow is not None and self._owns_run:
+            # The script may use MLflow's API at once: wait (within the link's bound) for
+            # the run the uploader opens, and make it the active run of this thread.
+            activate_run(writer.run_id, self.store.display_uri)
 
     def _on_run_open(self, run_id: str) -> None:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in

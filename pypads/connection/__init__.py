@@ -24,12 +24,11 @@ from pypads.connection.runs import (
     end_fluent_run,
     end_run,
     ensure_experiment,
-    open_fluent_run,
     open_run,
     start_fluent_run,
 )
 
 __all__ = ["EXPERIMENT_KIND_TAG", "MAX_ENTITIES_PER_BATCH", "MAX_PARAMS_PER_BATCH", "MAX_TAGS_PER_BATCH",
            "MODEL_TRAINING_KIND", "PICKLE", "UPLOAD_CHUNK", "end_fluent_run", "end_run", "ensure_experiment",
-           "log_child_runs", "log_datasets", "log_model", "open_fluent_run", "open_run", "start_fluent_run",
+           "log_child_runs", "log_datasets", "log_model", "open_run", "start_fluent_run",
            "upload_artifacts", "write_entities"]

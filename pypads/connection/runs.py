@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 
 import mlflow
 from mlflow.entities import RunStatus
@@ -30,19 +29,6 @@ def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowCl
     experiment_id = ensure_experiment(client, target.store, target.experiment_name)
     run = client.create_run(experiment_id, start_time=start_time, tags=context_registry.resolve_tags())
     return client, run.info.run_id
-
-
-def open_fluent_run(target: RunTarget) -> tuple[MlflowClient, str]:
-    """Like :func:`open_run`, but through ``mlflow.start_run`` on the calling thread,
-    so the run is MLflow's active run there, for a script that uses MLflow itself.
-    It starts now, not after the second that MLflow's first store access can take."""
-    start_time = int(time.time() * 1000)
-    client = MlflowClient(target.store.tracking_uri)
-    if target.join_run_id is not None:
-        return client, target.join_run_id
-    experiment_id = ensure_experiment(client, target.store, target.experiment_name)
-    run = client.create_run(experiment_id, start_time=start_time, tags=context_registry.resolve_tags())
-    return client, mlflow.start_run(run_id=run.info.run_id).info.run_id
 
 
 def start_fluent_run(run_id: str) -> None:
