@@ -78,6 +78,23 @@ class Session:
         self.recursion_identity = recursion_identity
 
 
+# The session of the PyPads() in charge: patches are process-wide, so one at a time.
+_tracking: Session | None = None
+
+
+def tracked_run() -> RunContext | None:
+    """The run calls are tracked into in this process, if any: for code outside a
+    tracked call (``callmonitor.intercept``). It is the session's, the one pointer."""
+    session = _tracking
+    return session.run if session is not None else None
+
+
+def set_tracking_session(session: Session | None) -> None:
+    """Make ``session`` the one :func:`tracked_run` reads (None: no PyPads() in charge)."""
+    global _tracking
+    _tracking = session
+
+
 # The innermost tracked call of the current thread or asyncio task. Each context has
 # its own, so threads and tasks never see each other's calls.
 _current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("pypads_call", default=None)

@@ -85,17 +85,3 @@ class RunContext:
             self.writer.set_tag(f"pypads.failure.{logger_name}", f"{where}: {message}"[:5000])
         except Exception:  # noqa: S110 - the journal itself failed (a full disk): the writer has said so
             pass
-
-
-_active_run: RunContext | None = None
-
-
-def active_run() -> RunContext | None:
-    """The run pypads is tracking in this process, for code outside a tracked call
-    (``callmonitor.intercept``)."""
-    return _active_run
-
-
-def set_active_run(run: RunContext | None) -> None:
-    global _active_run
-    _active_run = run

@@ -16,8 +16,8 @@ from typing import Any
 
 from loguru import logger
 
-from pypads.calls import CallSite, Session
-from pypads.context import RunContext, active_run, set_active_run
+from pypads.calls import CallSite, Session, set_tracking_session
+from pypads.context import RunContext
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.errors import warn
 from pypads.events import EventTable, check_hooks, merge_config, merge_logging_fns
@@ -112,8 +112,11 @@ class PyPads:
             warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
             _active.deactivate()
 
+        # session.run: the run calls are tracked into (None once tracking stops, a full
+        # disk, say); _run: the run to end, until it ends.
         self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
-        self._run: RunContext | None = None  # the run until it ends, even once tracking stopped
+        set_tracking_session(self.session)
+        self._run: RunContext | None = None
         self._environment = Environment()  # MLflow's variables, while the run lasts
         self._previous_mlflow_uri: str | None = None
         self._set_mlflow_uri = False
@@ -185,7 +188,6 @@ class PyPads:
                         uploader_idle=self._uploader_idle)
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
         self.session.run = self._run = RunContext(writer, tuple(self.mappings))
-        set_active_run(self.session.run)
         self._exit_hooks.install()
         writer.start()
         if mlflow is not None and self._owns_run:
@@ -226,9 +228,7 @@ class PyPads:
 
     def _stop_tracking(self) -> None:
         """Calls go on untracked from now on (the run ends, or its journal cannot be written)."""
-        run, self.session.run = self.session.run, None
-        if run is not None and active_run() is run:
-            set_active_run(None)
+        self.session.run = None
 
     def _end_at_exit(self, status: str, failure: str | None) -> None:
         run = self._run
@@ -270,6 +270,7 @@ class PyPads:
         self._environment.restore()
         if _active is self:
             _active = None
+            set_tracking_session(None)
 
     def __enter__(self) -> PyPads:
         return self
@@ -290,7 +291,6 @@ def _stop_tracking_in_forked_child() -> None:
     # forever. It runs untracked; its exit cannot end the parent's run (ExitHooks).
     if _active is not None:
         _active.session.run = _active._run = None
-    set_active_run(None)
 
 
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from pypads.callmonitor.database import FolderSink, RunSink, Sink
 from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import Encoded, Encoder
-from pypads.calls import Call, inside_pypads, pypads_at_work
-from pypads.context import RunContext, active_run
+from pypads.calls import Call, inside_pypads, pypads_at_work, tracked_run
+from pypads.context import RunContext
 from pypads.errors import RecordingWarning, warn
 from pypads.loggers.base import Logger
 
@@ -47,7 +47,7 @@ class Context:
         return self._folder.root if self._folder is not None else None
 
     def sink(self) -> Sink:
-        run = active_run()
+        run = tracked_run()
         if run is not None:
             return self.run_sink(run)
         with self._lock:
