@@ -132,6 +132,19 @@ def test_a_spare_whose_store_was_removed_hands_the_run_to_a_fresh_uploader(tmp_p
     assert [process.pid for process in waiting_spares(temporary)] == [second]  # the stale one ended
 
 
+def test_a_spare_serves_a_run_into_another_store_though_its_last_one_is_gone(tmp_path, spares, empty_store):
+    first, _ = run(tmp_path, spares, 2)
+    (tmp_path / "home" / "mlflow.db").unlink()  # a benchmark that cleans up after each run
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copyfile(empty_store, other / "mlflow.db")
+    second, _ = run(tmp_path, {**spares, "PYPADS_HOME": str(other)}, 3)
+    assert second == first
+    client = MlflowClient(f"sqlite:///{other / 'mlflow.db'}")
+    [finished] = client.search_runs([client.get_experiment_by_name("spares").experiment_id])
+    assert finished.info.status == "FINISHED" and finished.data.params["DecisionTreeClassifier.max_depth"] == "3"
+
+
 def test_a_socket_folder_others_may_enter_is_never_used(tmp_path, spares, temporary):
     folder = temporary / f"pypads-{os.getuid()}"
     folder.mkdir(mode=0o777)

@@ -142,7 +142,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
         recovery.wait(recovery_timeout(timeout))
     identity = sqlite_identity(uploader.target.store.tracking_uri)
     if identity is not None:
-        _sqlite_files.setdefault(*identity)
+        _sqlite_files[identity[0]] = identity[1]
     return True
 
 

@@ -12,8 +12,8 @@ path (:func:`spare_key`), in a folder only its user may enter (:func:`spare_fold
 A claim carries what the uploader would have been started with: its arguments, the
 script's ``sys.path``, working folder, environment and, as a passed descriptor, its
 stderr. The spare takes them over, or answers no when it is stale (pypads' files or
-MLflow changed since it started, a SQLite store it used was removed or replaced) and
-ends; the script then starts an uploader of its own, as it does when no spare waits.
+MLflow changed since it started, the run's SQLite store is one it used that was since
+removed or replaced) and ends; the script then starts an uploader of its own, as it does when no spare waits.
 
 The wire between them (4-byte length, JSON claim; ``ok <pid>`` or ``no``) is the
 uploader's command line done over a socket; after ``ok`` the socket carries
@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from pypads.journal.format import JournalFolder
 
 # Seconds a script waits for a spare to answer its claim before starting an uploader of
 # its own; a spare reads a claim within the same bound. A spare answers in milliseconds:
@@ -133,9 +135,9 @@ def _claim_fields(data: bytes) -> dict[str, Any] | None:
     return fields
 
 
-def stale(sqlite_files: dict[str, tuple[int, int]]) -> str | None:
-    """Why this spare may not serve another run, if it may not: it would upload with
-    code or a store that a fresh uploader would no longer see."""
+def stale(sqlite_files: dict[str, tuple[int, int]], claim: Claim) -> str | None:
+    """Why this spare may not serve ``claim``'s run, if it may not: it would upload with
+    code or a store other than a fresh uploader of that script would."""
     for name, module in list(sys.modules.items()):
         source = getattr(module, "__file__", None)
         if (name == "pypads" or name.startswith("pypads.")) and source:
@@ -151,22 +153,42 @@ def stale(sqlite_files: dict[str, tuple[int, int]]) -> str | None:
                 return "another MLflow was installed"
         except metadata.PackageNotFoundError:
             return "MLflow was uninstalled"
-    for path, identity in sqlite_files.items():
+    # MLflow keeps the store it opened for a URI: a SQLite file removed or replaced since
+    # would be written through a connection to what is gone, or lack MLflow's tables.
+    database = _target_database(claim)
+    if database is not None and database in sqlite_files:
         try:
-            info = os.stat(path)
+            info = os.stat(database)
         except OSError:
-            return f"{path} is gone"
-        if (info.st_dev, info.st_ino) != identity:
-            return f"{path} was replaced"
+            return f"{database} is gone"
+        if (info.st_dev, info.st_ino) != sqlite_files[database]:
+            return f"{database} was replaced"
     return None
 
 
-def sqlite_identity(tracking_uri: str) -> tuple[str, tuple[int, int]] | None:
-    """The file of a SQLite store and its identity: MLflow keeps the store it opened, so
-    a spare must not serve a run into a file that was since removed or replaced."""
+def _target_database(claim: Claim) -> str | None:
+    """The SQLite file the claimed run goes to, from its journal's meta (None for any
+    other store, or a journal that does not say)."""
+    try:
+        folder = Path(claim.cwd) / claim.argv[0]
+        uri = JournalFolder(folder).meta()["tracking_uri"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return sqlite_path(uri, claim.cwd) if isinstance(uri, str) else None
+
+
+def sqlite_path(tracking_uri: str, cwd: str) -> str | None:
+    """The absolute path of a SQLite store's file (None for any other store)."""
     if not tracking_uri.startswith("sqlite:///"):
         return None
-    path = tracking_uri[len("sqlite:///"):].split("?", 1)[0]
+    return os.path.abspath(os.path.join(cwd, tracking_uri[len("sqlite:///"):].split("?", 1)[0]))
+
+
+def sqlite_identity(tracking_uri: str) -> tuple[str, tuple[int, int]] | None:
+    """The file of a SQLite store this process used, and its identity now."""
+    path = sqlite_path(tracking_uri, os.getcwd())
+    if path is None:
+        return None
     try:
         info = os.stat(path)
     except OSError:
@@ -231,7 +253,7 @@ def wait_for_claim(idle: float, sqlite_files: dict[str, tuple[int, int]]) -> Cla
             if claim is None:
                 connection.close()
                 continue
-            reason = stale(sqlite_files)
+            reason = stale(sqlite_files, claim)
             _answer(connection, b"no\n" if reason else f"ok {os.getpid()}\n".encode())
             if reason:
                 release(claim)
