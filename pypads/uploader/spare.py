@@ -100,6 +100,7 @@ def encode_claim(argv: list[str]) -> bytes:
 def read_claim(connection: socket.socket) -> Claim | None:
     """The claim sent on ``connection``; None for anything that is not one."""
     connection.settimeout(CLAIM_WAIT)
+    data, descriptors = b"", list[int]()
     try:
         data, descriptors, _, _ = socket.recv_fds(connection, 1 << 16, 1)
         while len(data) >= 4 and len(data) < 4 + int.from_bytes(data[:4], "big") <= MOST_CLAIM_BYTES:
@@ -108,7 +109,7 @@ def read_claim(connection: socket.socket) -> Claim | None:
                 break
             data += more
     except OSError:
-        return None
+        data = b""  # cut short: not a claim
     stderr = descriptors[0] if descriptors else None
     fields = _claim_fields(data)
     if fields is None:
