@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
@@ -46,19 +45,21 @@ class MappingEntry:
     # Where the entry stands in its file ("$.algorithms[0]"), for error messages.
     json_path: str = "$"
 
+    # Every class scikit-learn defines after PyPads() is matched attribute by attribute,
+    # and the same names (fit, predict, get_params…) come back in each: 160 classes made
+    # 30,000 pattern matches, a sixth of a second of the script's start. The answers are
+    # kept per entry, by attribute name and module: a frozen dataclass rehashes all its
+    # rules at every lookup of a key that holds them.
+    _answers: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
     def hooks_for(self, attribute: str, value: Any) -> frozenset[str]:
         """The hooks the attribute ``attribute`` (whose value is ``value``) fires."""
         module = (getattr(value, "__module__", None) or "") if any(rule.packages for rule in self.rules) else ""
-        return _hooks(self.rules, attribute, module)
-
-
-# Every class scikit-learn defines after PyPads() is matched attribute by attribute, and
-# the same names (fit, predict, get_params…) come back in each: 160 classes made 30,000
-# pattern matches, a sixth of a second of the script's start. The key holds only the
-# rules (immutable, from the mapping files) and strings.
-@functools.lru_cache(maxsize=16384)
-def _hooks(rules: tuple[HookRule, ...], attribute: str, module: str) -> frozenset[str]:
-    return frozenset(rule.hook for rule in rules if rule.selects(attribute, module))
+        key = (attribute, module)
+        hooks = self._answers.get(key)
+        if hooks is None:
+            hooks = self._answers[key] = frozenset(rule.hook for rule in self.rules if rule.selects(attribute, module))
+        return hooks
 
 
 @dataclass(frozen=True)
