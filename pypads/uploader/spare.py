@@ -290,5 +290,7 @@ def take_over(claim: Claim) -> None:
     os.environ.update(claim.environ)
     sys.path[:] = claim.sys_path
     if claim.stderr is not None:
+        # Both: a fresh uploader's stdout is a copy of the script's stderr too.
+        os.dup2(claim.stderr, 1)
         os.dup2(claim.stderr, 2)
         os.close(claim.stderr)
