@@ -304,8 +304,9 @@ def memory(store: str, quick: bool) -> None:
         print(status("VmHWM:"), status("VmHWM:") - before_fit, data() is None, uploader)
     """)
     tracked = template.format(before=f"from pypads import PyPads\ntracker = PyPads(uri={store!r}, name='bench-memory')",
-                              after="import psutil\ntracker.run_id  # the uploader has MLflow imported\n"
-                                    "uploader = sum(status('VmHWM:', child.pid) for child in psutil.Process().children())")
+                              after="tracker.run_id  # the uploader has MLflow imported\n"
+                                    # its own process, or a spare one that waited for this run
+                                    "uploader = status('VmHWM:', tracker.writer.uploader_pid)")
     with_mlflow = template.format(before="import mlflow", after="uploader = 0")
     untracked = template.format(before="", after="uploader = 0")
     peaks: dict[str, float] = {}
