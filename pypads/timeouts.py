@@ -35,10 +35,17 @@ def recovery_timeout(timeout: float) -> float:
 
 class AnswerClock:
     """When the MLflow call in progress began: lets a thread that waits for another
-    tell a store that does not answer from one that is merely busy."""
+    tell a store that does not answer from one that is merely busy.
 
-    def __init__(self) -> None:
+    ``idle_limit``: how long a wait goes on while no call is in progress and nothing
+    happens either (no call starts or ends): an uploader stuck outside MLflow, which no
+    store timeout would ever end. Never less than the wait's own timeout.
+    """
+
+    def __init__(self, idle_limit: float = LOCAL_TIMEOUT) -> None:
         self._since: float | None = None
+        self._last_event = time.monotonic()
+        self.idle_limit = idle_limit
 
     def call(self, function: Callable[..., Any], *args: Any) -> Any:
         self.started()
@@ -48,10 +55,11 @@ class AnswerClock:
             self.answered()
 
     def started(self) -> None:
-        self._since = time.monotonic()
+        self._since = self._last_event = time.monotonic()
 
     def answered(self) -> None:
         self._since = None
+        self._last_event = time.monotonic()
 
     @property
     def busy(self) -> bool:
@@ -59,11 +67,15 @@ class AnswerClock:
 
     def wait(self, done: Callable[[], bool], timeout: float) -> bool:
         """Wait until ``done()`` as long as MLflow answers: False once one call has
-        waited ``timeout`` seconds (counted from now at the earliest)."""
+        waited ``timeout`` seconds (counted from now at the earliest), or once nothing
+        has happened for ``max(timeout, idle_limit)`` seconds with no call in progress."""
         waiting_from = time.monotonic()
+        idle_limit = max(timeout, self.idle_limit)
         while not done():
             time.sleep(0.02)
-            since = self._since
-            if since is not None and time.monotonic() - max(since, waiting_from) > timeout:
+            since, now = self._since, time.monotonic()
+            if since is not None and now - max(since, waiting_from) > timeout:
+                return False
+            if since is None and now - max(self._last_event, waiting_from) > idle_limit:
                 return False
         return True

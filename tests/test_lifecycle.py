@@ -188,16 +188,19 @@ def test_log_on_failure_off_keeps_no_traceback(tmp_path):
 def test_signal_kills_the_run_and_the_program_stops_as_without_pypads(tmp_path, signum, exit_code):
     script = tmp_path / "script.py"
     script.write_text(PRELUDE + "print('ready', flush=True)\nimport time\nwhile True:\n    time.sleep(0.05)\n")
-    env = script_environment(tmp_path)
+    env = {**script_environment(tmp_path), "PYTHONFAULTHANDLER": "1"}
     process = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "ready"
     process.send_signal(signum)
     try:
-        process.wait(timeout=60)
-    finally:
-        process.kill()
-    assert process.returncode == exit_code  # died of the signal, like an untracked script
+        # Reading its output meanwhile, as a terminal would: a full pipe would stop it.
+        _, errors = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+        _, errors = process.communicate()
+        pytest.fail(f"the script did not stop within 60 s of the signal; its threads:\n{errors[-6000:]}")
+    assert process.returncode == exit_code, errors[-3000:]  # died of the signal, like an untracked script
     run = ended_run(store_of(tmp_path))
     assert run.status == "KILLED"
     assert run.params["DecisionTreeClassifier.max_depth"] == "2"
