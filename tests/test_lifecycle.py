@@ -187,7 +187,10 @@ def test_log_on_failure_off_keeps_no_traceback(tmp_path):
 @pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGTERM, -signal.SIGTERM), (signal.SIGINT, -signal.SIGINT)])
 def test_signal_kills_the_run_and_the_program_stops_as_without_pypads(tmp_path, signum, exit_code):
     script = tmp_path / "script.py"
-    script.write_text(PRELUDE + "print('ready', flush=True)\nimport time\nwhile True:\n    time.sleep(0.05)\n")
+    # Ctrl-C's disposition as in a terminal: a shell's background job starts with SIGINT
+    # ignored, and Python then keeps it ignored, tracked or not (CI run with `&` did).
+    restore = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    script.write_text(restore + PRELUDE + "print('ready', flush=True)\nimport time\nwhile True:\n    time.sleep(0.05)\n")
     env = {**script_environment(tmp_path), "PYTHONFAULTHANDLER": "1"}
     process = subprocess.Popen([sys.executable, str(script)], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
