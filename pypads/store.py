@@ -75,12 +75,18 @@ def _sqlite_in(folder: Path) -> Store:
     return Store(f"sqlite:///{folder / 'mlflow.db'}", folder / "artifacts")
 
 
-def _artifacts_beside(uri: str) -> Path | None:
-    """SQLite stores keep their artifacts beside the database file, never in the cwd."""
+def sqlite_file(uri: str) -> Path | None:
+    """The database file of a SQLite store's URI (relative if the URI's path is), None
+    for any other store."""
     if not uri.startswith("sqlite:///"):
         return None
-    database = Path(uri[len("sqlite:///") :]).expanduser()
-    return database.resolve().parent / "artifacts"
+    return Path(uri[len("sqlite:///") :].split("?", 1)[0]).expanduser()
+
+
+def _artifacts_beside(uri: str) -> Path | None:
+    """SQLite stores keep their artifacts beside the database file, never in the cwd."""
+    database = sqlite_file(uri)
+    return database.resolve().parent / "artifacts" if database is not None else None
 
 
 def default_experiment_name() -> str:

@@ -25,7 +25,8 @@ from typing import BinaryIO, NoReturn
 
 from pypads.timeouts import AnswerClock, default_timeout, recovery_timeout
 from pypads.uploader.recovery import Recovery
-from pypads.uploader.spare import MOST_RUNS, release, sqlite_identity, take_over, wait_for_claim
+from pypads.uploader.spare import MOST_RUNS, release, take_over, wait_for_claim
+from pypads.uploader.staleness import sqlite_identity
 from pypads.uploader.uploading import Uploader
 from pypads.wire import ClockReading, Closed, Command, Flush, Flushed, Message, Opened, Warned, WireError, decode_command, encode
 

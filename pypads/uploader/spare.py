@@ -31,11 +31,10 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pypads.journal.format import JournalFolder
+from pypads.uploader.staleness import stale
 
 # Seconds a script waits for a spare to answer its claim before starting an uploader of
 # its own; a spare reads a claim within the same bound. A spare answers in milliseconds:
@@ -44,7 +43,6 @@ CLAIM_WAIT = 1.0
 MOST_CLAIM_BYTES = 4 << 20  # an environment and sys.path: far less
 # A spare serves this many runs, then ends: what one run leaves behind never adds up.
 MOST_RUNS = 100
-_STARTED = time.time()
 
 
 def spare_folder(create: bool = False) -> Path | None:
@@ -136,67 +134,6 @@ def _claim_fields(data: bytes) -> dict[str, Any] | None:
     return fields
 
 
-def stale(sqlite_files: dict[str, tuple[int, int]], claim: Claim) -> str | None:
-    """Why this spare may not serve ``claim``'s run, if it may not: it would upload with
-    code or a store other than a fresh uploader of that script would."""
-    for name, module in list(sys.modules.items()):
-        source = getattr(module, "__file__", None)
-        if (name == "pypads" or name.startswith("pypads.")) and source:
-            try:
-                if os.stat(source).st_mtime > _STARTED:
-                    return f"{source} changed"
-            except OSError:
-                return f"{source} is gone"
-    mlflow = sys.modules.get("mlflow")
-    if mlflow is not None:
-        try:
-            if metadata.version("mlflow") != getattr(mlflow, "__version__", None):
-                return "another MLflow was installed"
-        except metadata.PackageNotFoundError:
-            return "MLflow was uninstalled"
-    # MLflow keeps the store it opened for a URI: a SQLite file removed or replaced since
-    # would be written through a connection to what is gone, or lack MLflow's tables.
-    database = _target_database(claim)
-    if database is not None and database in sqlite_files:
-        try:
-            info = os.stat(database)
-        except OSError:
-            return f"{database} is gone"
-        if (info.st_dev, info.st_ino) != sqlite_files[database]:
-            return f"{database} was replaced"
-    return None
-
-
-def _target_database(claim: Claim) -> str | None:
-    """The SQLite file the claimed run goes to, from its journal's meta (None for any
-    other store, or a journal that does not say)."""
-    try:
-        folder = Path(claim.cwd) / claim.argv[0]
-        uri = JournalFolder(folder).meta()["tracking_uri"]
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        return None
-    return sqlite_path(uri, claim.cwd) if isinstance(uri, str) else None
-
-
-def sqlite_path(tracking_uri: str, cwd: str) -> str | None:
-    """The absolute path of a SQLite store's file (None for any other store)."""
-    if not tracking_uri.startswith("sqlite:///"):
-        return None
-    return os.path.abspath(os.path.join(cwd, tracking_uri[len("sqlite:///"):].split("?", 1)[0]))
-
-
-def sqlite_identity(tracking_uri: str) -> tuple[str, tuple[int, int]] | None:
-    """The file of a SQLite store this process used, and its identity now."""
-    path = sqlite_path(tracking_uri, os.getcwd())
-    if path is None:
-        return None
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return path, (info.st_dev, info.st_ino)
-
-
 class Listener:
     """The spare's socket, named by its key; gone with the spare."""
 
@@ -254,7 +191,7 @@ def wait_for_claim(idle: float, sqlite_files: dict[str, tuple[int, int]]) -> Cla
             if claim is None:
                 connection.close()
                 continue
-            reason = stale(sqlite_files, claim)
+            reason = stale(sqlite_files, claim.argv[0] if claim.argv else "", claim.cwd)
             _answer(connection, b"no\n" if reason else f"ok {os.getpid()}\n".encode())
             if reason:
                 release(claim)

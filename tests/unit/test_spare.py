@@ -6,12 +6,15 @@ import json
 import os
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 
 from pypads.errors import ConfigError
 from pypads.link.spare import uploader_idle
+from pypads.uploader import staleness
 from pypads.uploader.spare import encode_claim, read_claim, release, spare_key
+from pypads.uploader.staleness import sqlite_identity, stale
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "send_fds"), reason="claims pass descriptors over Unix sockets")
 
@@ -73,3 +76,32 @@ def test_idle_from_the_config_the_variable_or_the_default(monkeypatch):
         monkeypatch.setenv("PYPADS_UPLOADER_IDLE", bad)
         with pytest.raises(ConfigError, match="PYPADS_UPLOADER_IDLE"):
             uploader_idle(None)
+
+
+def _journal(journal: Path, tracking_uri: str) -> str:
+    journal.mkdir()
+    (journal / "meta.json").write_text(json.dumps({"tracking_uri": tracking_uri}))
+    return journal.name  # relative to the claiming script's folder
+
+
+def test_a_spare_refuses_a_run_into_a_sqlite_store_it_used_that_was_replaced(tmp_path):
+    database = tmp_path / "mlflow.db"
+    database.write_bytes(b"first")
+    used = dict([sqlite_identity(f"sqlite:///{database}")])
+    journal = _journal(tmp_path / "journal", f"sqlite:///{database}")
+    assert stale(used, journal, str(tmp_path)) is None
+    with open(database, "rb"):  # as MLflow's pooled connection keeps it
+        database.unlink()
+        database.write_bytes(b"second")  # a new file where the old one was, perhaps with its inode number
+        assert stale(used, journal, str(tmp_path)) == f"{database} was replaced"
+    database.unlink()
+    assert stale(used, journal, str(tmp_path)) == f"{database} is gone"
+    other = _journal(tmp_path / "other-journal", f"sqlite:///{tmp_path / 'other.db'}")
+    assert stale(used, other, str(tmp_path)) is None  # another store: MLflow opens it afresh
+
+
+def test_a_spare_started_before_pypads_changed_refuses(tmp_path, monkeypatch):
+    journal = _journal(tmp_path / "journal", "http://127.0.0.1:5000")
+    assert stale({}, journal, str(tmp_path)) is None
+    monkeypatch.setattr(staleness, "_STARTED", 0.0)  # as if every pypads file changed since it started
+    assert stale({}, journal, str(tmp_path)).endswith(" changed")
