@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the loggers package imports this module for ``Call``
     from pypads.loggers.base import Logger
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: a call is made per tracked call, and read field by field
 class Call:
     """One call of a tracked function or method, as loggers receive it."""
 
@@ -163,17 +163,17 @@ class CallSite:
         try:
             if not call.tracked:
                 return original(*args, **kwargs)
-            before = self._run_phase("pre", call, ())
+            before = self._pre(call)
             call.started = time.perf_counter()  # the duration is the original's alone
             try:
                 call.result = original(*args, **kwargs)
             except BaseException as error:
                 call.exception = error
                 call.duration = time.perf_counter() - call.started
-                self._run_phase("post", call, before)
+                self._post(call, before)
                 raise
             call.duration = time.perf_counter() - call.started
-            self._run_phase("post", call, before)
+            self._post(call, before)
             return call.result
         finally:
             _current_call.reset(token)
@@ -215,20 +215,28 @@ class CallSite:
             return None, args[0]
         return None, None
 
-    def _run_phase(self, phase: str, call: Call, before: tuple[Any, ...]) -> tuple[Any, ...]:
+    def _pre(self, call: Call) -> list[Any]:
         token = _in_pypads.set(True)
         try:
             results = []
-            for index, handler in enumerate(self.handlers):
+            for handler in self.handlers:
                 try:
-                    if phase == "pre":
-                        results.append(handler.logger.pre(call, handler.options))
-                    else:
-                        handler.logger.post(call, before[index], handler.options)
+                    results.append(handler.logger.pre(call, handler.options))
                 except Exception as error:  # a logger must never break the user's call
                     results.append(None)
-                    call.run.logger_failed(handler.logger.name, f"{phase} of {call.name}", error)
-            return tuple(results)
+                    call.run.logger_failed(handler.logger.name, f"pre of {call.name}", error)
+            return results
+        finally:
+            _in_pypads.reset(token)
+
+    def _post(self, call: Call, before: list[Any]) -> None:
+        token = _in_pypads.set(True)
+        try:
+            for handler, state in zip(self.handlers, before):
+                try:
+                    handler.logger.post(call, state, handler.options)
+                except Exception as error:  # a logger must never break the user's call
+                    call.run.logger_failed(handler.logger.name, f"post of {call.name}", error)
         finally:
             _in_pypads.reset(token)
 

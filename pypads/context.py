@@ -67,8 +67,11 @@ class RunContext:
 
     def state(self, owner: object) -> dict[str, Any]:
         """A dict private to ``owner`` (usually a logger) for the lifetime of this run."""
-        with self._lock:
-            return self._states.setdefault(id(owner), {})
+        found = self._states.get(id(owner))  # atomic: no lock once it exists
+        if found is None:
+            with self._lock:
+                found = self._states.setdefault(id(owner), {})
+        return found
 
     def logger_failed(self, logger_name: str, where: str, error: BaseException) -> None:
         """Report a failing logger: one warning and one tag per logger, or raise in strict mode."""

@@ -212,6 +212,7 @@ def test_recovering_a_journal_never_moves_its_committed_mark_back(tmp_path):
     journal = Journal.create(RunTarget(Store("sqlite:///unused.db", None), "x"), root=tmp_path)
     journal.record({"kind": "metric", "key": "m", "value": 1.0, "timestamp": 0, "step": 0})
     journal.record({"kind": "metric", "key": "m", "value": 2.0, "timestamp": 0, "step": 1})
+    journal.close()  # the file cut at its last line
     committed = (journal.folder / "entities.jsonl").stat().st_size
     journal.commit(committed)
     batch = Journal(journal.folder).read_new(journal.committed())

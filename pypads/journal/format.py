@@ -9,7 +9,8 @@ thread), so it is named by a local id and learns the run id later:
                          the run's start time (when PyPads() ran, not when MLflow heard of it)
         uploader.json    the pid of the process that uploads it, if not the script
         status           the status the script ended the run with
-        entities.jsonl   one line per param set, metric, tag set or artifact
+        entities.jsonl   one line per param set, metric, tag set or artifact (zeros after
+                         the last line while its writer has it open, or if it crashed)
         artifacts.data   the bytes of small artifacts (and of pieces appended to one)
         committed        how many bytes of entities.jsonl are in MLflow
         artifacts/…      large artifact files, removed once uploaded

@@ -14,6 +14,7 @@ from typing import Any
 
 import psutil
 
+from pypads.journal.appending import complete_lines
 from pypads.journal.format import (
     ARTIFACT,
     COMMITTED,
@@ -87,7 +88,9 @@ class JournalReader(JournalFolder):
     def has_news(self) -> bool:
         """Whether lines were added since the last :meth:`read_new`."""
         try:
-            return self._entities.stat().st_size > self._read
+            with open(self._entities, "rb") as stream:
+                stream.seek(self._read)
+                return stream.read(1) not in (b"", b"\0")  # zeros: room the writer took ahead
         except OSError:
             return False
 
@@ -99,9 +102,7 @@ class JournalReader(JournalFolder):
             return batch
         with open(self._entities, "rb") as stream:
             stream.seek(self._read)
-            for line in stream:
-                if not line.endswith(b"\n"):
-                    break  # being written right now, or torn by a crash
+            for line in complete_lines(stream):  # not one being written right now, or torn by a crash
                 start, self._read = self._read, self._read + len(line)
                 try:
                     entry = json.loads(line)

@@ -1,5 +1,7 @@
 """The script's side of a journal: everything a run logs is on local disk, appended to
-files kept open, before the call that logged it returns (see :mod:`pypads.journal.format`)."""
+files kept open (entity lines copied into a memory map of theirs, see
+:mod:`pypads.journal.appending`), before the call that logged it returns (see
+:mod:`pypads.journal.format`)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any, BinaryIO, TypeVar
 
 import psutil
 
+from pypads.journal.appending import Appender, open_appender
 from pypads.journal.format import (
     ARTIFACTS,
     ENTRIES,
@@ -46,7 +49,8 @@ class JournalWriter(JournalFolder):
         super().__init__(folder)
         self._descriptors: dict[Path, int] = {}
         self._descriptor_pid = 0
-        self._encoded_keys: dict[str, str] = {}
+        self._lines: Appender | None = None  # entities.jsonl, opened at the first line
+        self._metric_starts: dict[str, str] = {}  # a metric's line up to its value, per name
         self._created: dict[str, Any] = {}  # the meta it was created with
 
     @classmethod
@@ -98,23 +102,22 @@ class JournalWriter(JournalFolder):
         """Append one entity line."""
         data = entity_line(entry)
         with self._lock:
-            self._append(self._entities, data)
+            self._append_line(data)
 
     def record_metric(self, key: str, value: float, timestamp: int, step: int) -> None:
         """:meth:`record` of one metric, the line formatted directly: a scoring function
         called in a loop pays for this on every call, and ``json.dumps`` of a dict costs
         several times more. The line is the one ``json.dumps`` would write."""
-        encoded_key = self._encoded_keys.get(key)
-        if encoded_key is None:
-            encoded_key = json.dumps(key)
-            if len(self._encoded_keys) < 1024:  # metric names repeat; a name per step would not
-                self._encoded_keys[key] = encoded_key
+        start = self._metric_starts.get(key)
+        if start is None:
+            start = f'{{"kind": "metric", "key": {json.dumps(key)}, "value": '
+            if len(self._metric_starts) < 1024:  # metric names repeat; a name per step would not
+                self._metric_starts[key] = start
         # float.__repr__ is what json writes for a finite float; NaN and infinities it spells its own way.
         number = float.__repr__(value) if math.isfinite(value) else json.dumps(value)
-        data = (f'{{"kind": "metric", "key": {encoded_key}, "value": {number}, '
-                f'"timestamp": {timestamp}, "step": {step}}}\n').encode()
+        data = f'{start}{number}, "timestamp": {timestamp}, "step": {step}}}\n'.encode()
         with self._lock:
-            self._append(self._entities, data)
+            self._append_line(data)
 
     def stage(self, path: str, content: bytes, append: bool = False) -> None:
         """Keep an artifact (or, with ``append``, a piece to add to its end) until it is
@@ -125,7 +128,7 @@ class JournalWriter(JournalFolder):
         with self._lock:
             self._append(self._data, content)
             at = os.lseek(self._descriptors[self._data], 0, os.SEEK_CUR) - len(content)
-            self._append(self._entities, artifact_line(path, append, at, len(content)))
+            self._append_line(artifact_line(path, append, at, len(content)))
 
     def stage_file(self, path: str, write: Callable[[BinaryIO], Any]) -> None:
         """Keep the artifact that ``write`` writes into the file it is given: large
@@ -162,11 +165,17 @@ class JournalWriter(JournalFolder):
                 self._append(self._data, content)
                 at = os.lseek(self._descriptors[self._data], 0, os.SEEK_CUR) - len(content)
                 entry = {**entry, "at": at, "size": len(content)}
-            self._append(self._entities, entity_line(entry))
+            self._append_line(entity_line(entry))
 
     def _record_file(self, path: str) -> None:
         with self._lock:
-            self._append(self._entities, artifact_file_line(path))
+            self._append_line(artifact_file_line(path))
+
+    def _append_line(self, data: bytes) -> None:
+        lines = self._lines
+        if lines is None:
+            lines = self._lines = open_appender(self._entities, PRIVATE_FILE)
+        lines.append(data)
 
     def _append(self, path: Path, data: bytes) -> None:
         # Files are opened once for the journal's life: opening and closing one per
@@ -189,6 +198,9 @@ class JournalWriter(JournalFolder):
                 for descriptor in self._descriptors.values():
                     os.close(descriptor)
             self._descriptors = {}
+            lines, self._lines = self._lines, None
+            if lines is not None:
+                lines.close()
 
     def discard(self) -> None:
         """Delete the journal (all of it is in MLflow)."""

@@ -83,6 +83,8 @@ class _Graph:
         return node if reference() is value else None
 
     def produced(self, value: Any, node: int) -> None:
+        if isinstance(value, _NO_EDGES):  # a score: checked first, a failed weak reference costs more
+            return
         key = id(value)
 
         def forget(_: object) -> None:
@@ -93,6 +95,10 @@ class _Graph:
         except TypeError:  # numbers, tuples…: no weak reference, no data edge
             return
         self.producers[key] = (reference, node)
+
+
+# Results that cannot be weakly referenced, so start no data edge.
+_NO_EDGES = (float, int, str, bytes, tuple, type(None))
 
 
 class PipelineTracker(Logger):
