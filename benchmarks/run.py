@@ -472,6 +472,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run with tiny sizes")
     parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), help="run only these rows")
     options = parser.parse_args()
+    # Compiled as installing pypads compiles it: with PYTHONDONTWRITEBYTECODE set, as on
+    # some hosts, each script here would otherwise compile pypads from source first.
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(__file__).resolve().parents[1] / "pypads")],
+                   check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory(prefix="pypads-bench-") as home:
         os.environ["PYPADS_HOME"] = home
         store = f"sqlite:///{Path(home) / 'bench.db'}"
