@@ -210,14 +210,19 @@ class Uploader:
         """Save the final state of each estimator the script fitted as an MLflow model:
         once, as the run ends (a loop that refits one estimator saves it once). A model
         that cannot be saved is a warning; the store failing keeps the journal."""
+        experiment_id: str | None = None
+        versions: dict[str, str | None] = {}  # read once for all of this run's models
         for entry in self.journal.models():
             if entry["key"] in self._saved_models:
                 continue
             try:
                 pickled = self.journal.entry_content(entry)
                 if pickled is not None:
+                    if experiment_id is None:
+                        experiment_id = self.clock.call(self.client.get_run, self.run_id).info.experiment_id
                     connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
-                                           self._model_runs.get(entry.get("label", "")))
+                                           self._model_runs.get(entry.get("label", "")),
+                                           experiment_id=experiment_id, versions=versions)
             except Exception as error:
                 if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     self.failed, self.failure = True, error
