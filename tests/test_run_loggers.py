@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from conftest import only_run, script_environment
+from conftest import only_run, run_script, script_environment
 
 from pypads.privacy import redact_argv, redact_url
 from pypads.schemas import PIPELINE_GRAPH, validate
@@ -133,6 +133,34 @@ def test_outside_a_repository_igit_logs_nothing(tmp_path, make_tracker, read_run
     run = read_run(run_id)
     assert not any(key.startswith("pypads.git.") for key in run.tags)
     assert "pypads.failure.IGit" not in run.tags
+
+
+def test_outside_a_repository_gitpython_is_not_even_imported(tmp_path):
+    # GitPython's import costs 0.1 s on a thread that shares the interpreter's lock with the script.
+    code = ("import threading\n"
+            "from pypads import PyPads\n"
+            "tracker = PyPads()\n"
+            "for thread in threading.enumerate():\n"
+            "    if thread.name == 'pypads-run-loggers':\n"
+            "        thread.join()\n"
+            "import sys\n"
+            "print('git' in sys.modules)\n"
+            "tracker.end_run()\n")
+    result = run_script(code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False"]
+
+
+def test_a_repository_is_found_above_the_folder_and_through_a_worktree_file(tmp_path):
+    from pypads.run_loggers.git import in_repository
+
+    assert not in_repository(str(tmp_path))
+    (tmp_path / "project" / "src").mkdir(parents=True)
+    (tmp_path / "project" / ".git").mkdir()
+    assert in_repository(str(tmp_path / "project" / "src"))
+    (tmp_path / "worktree").mkdir()
+    (tmp_path / "worktree" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/worktree\n")
+    assert in_repository(str(tmp_path / "worktree"))
 
 
 def test_unknown_disabled_name_is_refused(store_uri):

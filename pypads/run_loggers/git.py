@@ -32,13 +32,18 @@ class IGit(RunLogger):
         self.max_diff_bytes = max_diff_bytes
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
-        # Imported here, on the run loggers' thread: GitPython takes 0.1 s to import.
+        folder = os.getcwd()
+        if not in_repository(folder):  # GitPython is not even imported: nothing to ask it
+            logger.info("pypads: {} is not in a git repository; IGit logs nothing", folder)
+            return
+        # Imported here, on the run loggers' thread: GitPython takes 0.1 s to import, on
+        # a thread that shares the interpreter's lock with the script.
         import git
 
         try:
-            repository = git.Repo(os.getcwd(), search_parent_directories=True)
+            repository = git.Repo(folder, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            logger.info("pypads: {} is not in a git repository; IGit logs nothing", os.getcwd())
+            logger.info("pypads: {} is not in a git repository; IGit logs nothing", folder)
             return
         with repository:
             self._log(repository, run)
@@ -60,3 +65,19 @@ class IGit(RunLogger):
             if len(data) > self.max_diff_bytes:
                 data = data[: self.max_diff_bytes] + b"\n# pypads: diff cut at max_diff_bytes\n"
             run.writer.log_bytes("git/uncommitted.patch", data)
+
+
+def in_repository(folder: str) -> bool:
+    """Whether ``folder`` or a folder above it may hold a git repository, as GitPython's
+    search would find it: a ``.git`` entry (a folder, or the file of a worktree or
+    submodule), or the folder itself a git folder (bare). A cheap look at the disk, so
+    that a script outside any repository never pays for importing GitPython."""
+    current = os.path.abspath(folder)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")) or all(
+                os.path.exists(os.path.join(current, part)) for part in ("HEAD", "objects", "refs")):
+            return True
+        parent = os.path.dirname(current)
+        if parent == current:
+            return False
+        current = parent
