@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from types import CodeType, FrameType
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from pypads.context import RunContext
 from pypads.loggers.frames import name_of
@@ -102,15 +102,7 @@ class Lineage:
 
     # --- values ---------------------------------------------------------------------
     def produced(self, value: Any, origin: Origin) -> None:
-        key = id(value)
-
-        def forget(_: object) -> None:
-            self._origins.pop(key, None)
-
-        try:
-            self._origins[key] = (weakref.ref(value, forget), origin)
-        except TypeError:  # numbers, tuples…: nothing to follow
-            pass
+        remember_weakly(self._origins, value, origin)  # numbers, tuples…: nothing to follow
 
     def origin_of(self, values: tuple[Any, ...]) -> Origin | None:
         """The origin of the first of ``values`` (or of the array it is a view of:
@@ -141,19 +133,8 @@ class Lineage:
         except KeyError:
             name = self._names[key] = name_of(frame, value)
         if name is not None:
-            self._name_object(value, name)
+            remember_weakly(self._named, value, name)  # a list, a number: found by its place each time
         return name
-
-    def _name_object(self, value: Any, name: str) -> None:
-        key = id(value)
-
-        def forget(_: object) -> None:
-            self._named.pop(key, None)
-
-        try:
-            self._named[key] = (weakref.ref(value, forget), name)
-        except TypeError:  # a list, a number: found by its place each time
-            pass
 
     def _user_frame(self) -> FrameType | None:
         frame: FrameType | None = sys._getframe(2)
@@ -182,6 +163,24 @@ class Lineage:
         if steps is None:
             steps = self._steps.setdefault(series, itertools.count(1))
         return next(steps)  # atomic: no lock on a metric's path
+
+
+Kept = TypeVar("Kept")
+
+
+def remember_weakly(table: dict[int, tuple[weakref.ref[Any], Kept]], value: Any, kept: Kept) -> None:
+    """Keep ``kept`` for ``value`` in ``table``, by its identity, for as long as it lives
+    (the entry goes with it: its id may be reused); nothing for a value that cannot be
+    weakly referenced. A reader checks ``entry[0]() is value``."""
+    key = id(value)
+
+    def forget(_: object) -> None:
+        table.pop(key, None)
+
+    try:
+        table[key] = (weakref.ref(value, forget), kept)
+    except TypeError:
+        pass
 
 
 _KEY = object()  # the key of the lineage among a run's states

@@ -30,7 +30,7 @@ from typing import Any
 from pypads.calls import Call
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
-from pypads.loggers.lineage import Origin, first_data, lineage
+from pypads.loggers.lineage import Origin, first_data, lineage, remember_weakly
 from pypads.loggers.picture import svg
 from pypads.loggers.values import named_arguments
 from pypads.provenance import provenance
@@ -83,18 +83,8 @@ class _Graph:
         return node if reference() is value else None
 
     def produced(self, value: Any, node: int) -> None:
-        if isinstance(value, _NO_EDGES):  # a score: checked first, a failed weak reference costs more
-            return
-        key = id(value)
-
-        def forget(_: object) -> None:
-            self.producers.pop(key, None)
-
-        try:
-            reference = weakref.ref(value, forget)
-        except TypeError:  # numbers, tuples…: no weak reference, no data edge
-            return
-        self.producers[key] = (reference, node)
+        if not isinstance(value, _NO_EDGES):  # a score: checked first, a failed weak reference costs more
+            remember_weakly(self.producers, value, node)  # numbers, tuples…: no data edge
 
 
 # Results that cannot be weakly referenced, so start no data edge.
