@@ -9,16 +9,18 @@ effect on the whole call).
 
 So the entity file is a shared memory map. An append is a copy into the page cache:
 the uploader reads it as it reads any file, and it outlives the process as a written
-one does (a SIGKILL loses nothing). The file is grown ahead, a chunk at a time, with
+one does (a SIGKILL loses nothing). The file is grown ahead, a window at a time, with
 ``posix_fallocate``, which takes real blocks: a store into a mapped page the disk has no
 room for would raise SIGBUS in the script, where a full disk must only stop tracking.
-Running out of room is instead an ``OSError`` when a chunk is taken, handled as a
+Running out of room is instead an ``OSError`` when a window is taken, handled as a
 failed ``write`` is.
 
-Past the last line the file holds zeros until :meth:`MappedAppender.close` cuts them
-off; readers take the first NUL byte for the end (:func:`complete_lines`), and never
-take a line with a NUL in it (JSON escapes it), which is how a line copied half-way
-(seen by the reader in the middle of the copy, or cut by a crash) looks.
+Only the file's tail is mapped, a window of at most ``LARGEST_WINDOW``: a mapping's pages
+count in the process' memory, and a long run's lines must not. Past the last line the
+file holds zeros until :meth:`MappedAppender.close` cuts them off; readers take the
+first NUL byte for the end (:func:`complete_lines`), and never take a line with a NUL
+in it (JSON escapes it), which is how a line copied half-way (seen by the reader in the
+middle of the copy, or cut by a crash) looks.
 
 Where memory maps or ``posix_fallocate`` are missing, :class:`PlainAppender` writes.
 """
@@ -33,8 +35,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-FIRST_CHUNK = 64 << 10
-LARGEST_CHUNK = 8 << 20
+FIRST_WINDOW = 64 << 10
+# Only the file's tail is mapped: pages of a mapping count in the process' memory, so a
+# days-long metric loop holds at most this much of its lines, as with write().
+LARGEST_WINDOW = 1 << 20
 _READ_BLOCK = 64 << 10
 
 
@@ -89,7 +93,7 @@ class MappedAppender:
         try:
             self._end = _written_end(self._descriptor)
             self._map: mmap.mmap | None = None
-            self._size = 0
+            self._start = self._size = self._window = 0  # the mapped part of the file: [start, size)
             self._grow(0)
         except BaseException:
             os.close(self._descriptor)
@@ -103,7 +107,7 @@ class MappedAppender:
         if end > self._size:
             self._grow(len(data))
         assert self._map is not None
-        self._map[self._end:end] = data
+        self._map[self._end - self._start:end - self._start] = data
         self._end = end
 
     def close(self) -> None:
@@ -120,13 +124,17 @@ class MappedAppender:
             self._descriptor = -1
 
     def _grow(self, needed: int) -> None:
-        chunk = min(max(FIRST_CHUNK, self._size), LARGEST_CHUNK)
-        size = max(self._end + needed, self._size) + chunk
-        os.posix_fallocate(self._descriptor, 0, size)  # ENOSPC here, not SIGBUS later
+        """Map the file's next window, from the last line on, with room for ``needed``
+        bytes at least (the window doubles up to ``LARGEST_WINDOW``)."""
+        window = max(needed, min(max(FIRST_WINDOW, 2 * self._window), LARGEST_WINDOW))
+        start = self._end - self._end % mmap.ALLOCATIONGRANULARITY
+        size = self._end + window
+        os.posix_fallocate(self._descriptor, start, size - start)  # ENOSPC here, not SIGBUS later
         if self._map is not None:
             self._map.close()
-        self._map = mmap.mmap(self._descriptor, size)
-        self._size = size
+            self._map = None
+        self._map = mmap.mmap(self._descriptor, size - start, offset=start)
+        self._start, self._size, self._window = start, size, window
 
     def forget_in_forked_child(self) -> None:
         if self._map is not None:
@@ -138,7 +146,7 @@ class MappedAppender:
 
 
 def _written_end(descriptor: int) -> int:
-    """Where the lines end in a file that may hold zeros after them (a writer's chunk,
+    """Where the lines end in a file that may hold zeros after them (a writer's window,
     left by a crash): the end of the last line before them."""
     size = os.fstat(descriptor).st_size
     position = size

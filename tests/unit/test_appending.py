@@ -4,13 +4,14 @@ writer runs, after it closed, after it was killed, and never half-copied."""
 from __future__ import annotations
 
 import io
+import mmap
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
-from pypads.journal.appending import MappedAppender, PlainAppender, complete_lines, open_appender
+from pypads.journal.appending import LARGEST_WINDOW, MappedAppender, PlainAppender, complete_lines, open_appender
 
 
 def lines_of(path: Path) -> list[bytes]:
@@ -23,7 +24,7 @@ def test_lines_are_readable_while_written_and_the_file_is_cut_to_them_at_close(t
     appender = open_appender(path, 0o600)
     assert isinstance(appender, MappedAppender)
     written = [f'{{"step": {step}, "pad": "{"x" * (step % 300)}"}}\n'.encode() for step in range(2000)]
-    for line in written:  # about 300 kB: the file grows past its first chunks
+    for line in written:  # about 300 kB: the file grows past its first windows
         appender.append(line)
     assert lines_of(path) == written  # another reader sees them before any close
     assert path.stat().st_size > sum(map(len, written))  # room taken ahead, zeros
@@ -33,6 +34,27 @@ def test_lines_are_readable_while_written_and_the_file_is_cut_to_them_at_close(t
     again.append(b'{"last": true}\n')
     again.close()
     assert lines_of(path) == [*written, b'{"last": true}\n']
+
+
+def test_only_the_tail_is_mapped_so_a_long_run_holds_no_more_memory(tmp_path):
+    path = tmp_path / "entities.jsonl"
+    appender = open_appender(path, 0o600)
+    line = b'{"kind": "metric", "key": "loss", "value": 0.125, "timestamp": 1700000000000, "step": 1}\n'
+    for _ in range(100_000):  # 9 MB of lines
+        appender.append(line)
+
+    def mapped_bytes() -> int:
+        total = 0
+        for entry in Path("/proc/self/maps").read_text().splitlines():
+            if entry.endswith(str(path)):
+                start, end = entry.split()[0].split("-")
+                total += int(end, 16) - int(start, 16)
+        return total
+
+    assert 0 < mapped_bytes() <= LARGEST_WINDOW + mmap.ALLOCATIONGRANULARITY
+    appender.close()
+    assert mapped_bytes() == 0
+    assert path.stat().st_size == 100_000 * len(line) and lines_of(path)[-1] == line
 
 
 def test_a_killed_writer_loses_no_line_and_the_next_one_continues_after_them(tmp_path):
@@ -48,7 +70,7 @@ def test_a_killed_writer_loses_no_line_and_the_next_one_continues_after_them(tmp
     )
     killed = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True)
     assert killed.returncode == -signal.SIGKILL
-    assert path.read_bytes().endswith(b"\0")  # never cut: the zeros of its last chunk are there
+    assert path.read_bytes().endswith(b"\0")  # never cut: the zeros of its last window are there
     assert lines_of(path) == [b'{"step": %d}\n' % step for step in range(5000)]
     appender = open_appender(path, 0o600)
     appender.append(b'{"recovered": true}\n')
