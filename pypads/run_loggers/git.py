@@ -26,7 +26,7 @@ class IGit(RunLogger):
     """Tags ``pypads.git.commit``, ``.branch``, ``.remote`` (credentials stripped),
     ``.dirty``; artifacts ``git/uncommitted.patch`` (the diff against HEAD, capped at
     ``max_diff_bytes``) and ``git/log.txt`` (the last commits). Outside a repository
-    it logs one info line and nothing else."""
+    it logs nothing."""
 
     def __init__(self, max_diff_bytes: int = MAX_DIFF_BYTES) -> None:
         self.max_diff_bytes = max_diff_bytes
@@ -34,7 +34,8 @@ class IGit(RunLogger):
     def log(self, run: RunContext, settings: RunSettings) -> None:
         folder = os.getcwd()
         if not in_repository(folder):  # GitPython is not even imported: nothing to ask it
-            logger.info("pypads: {} is not in a git repository; IGit logs nothing", folder)
+            # Silent: a line from this thread, on stderr, would land in the middle of
+            # whatever the script prints there first (a traceback).
             return
         # Imported here, on the run loggers' thread: GitPython takes 0.1 s to import, on
         # a thread that shares the interpreter's lock with the script.
