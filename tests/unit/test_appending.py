@@ -94,13 +94,14 @@ def test_a_forked_child_never_writes_over_its_parent_lines(tmp_path):
     child = os.fork()
     if child == 0:  # the child's appends are dropped: it tracks nothing
         try:
-            appender.append(b'{"child": 1}\n')
+            # Longer than the parent's next line: written over, its tail would show.
+            appender.append(b'{"child": 1, "padding": "' + b"x" * 40 + b'"}\n')
         finally:
             os._exit(0)
     os.waitpid(child, 0)
     appender.append(b'{"parent": 2}\n')
+    assert lines_of(path) == [b'{"parent": 1}\n', b'{"parent": 2}\n']  # read before close cuts the file
     appender.close()
-    assert lines_of(path) == [b'{"parent": 1}\n', b'{"parent": 2}\n']
 
 
 def test_the_plain_appender_writes_the_same_lines(tmp_path):
