@@ -64,6 +64,14 @@ class LoggerOnEvent:
     event: str
     logger: Logger
     options: Mapping[str, Any]
+    depth: int = -1
+    """The deepest call the logger sees: 0 only the script's own calls, -1 every call
+    (what scikit-learn calls inside the script's calls is not every logger's business)."""
+    before: bool = True
+    """Whether the logger does anything before the original runs (most only look after)."""
+
+    def sees(self, call: Call) -> bool:
+        return self.depth < 0 or call.depth <= self.depth
 
 
 class Session:
@@ -128,7 +136,7 @@ def current_call() -> Call | None:
 class CallSite:
     """The tracking of one patched attribute (``BaseDecisionTree.fit``, ``accuracy_score``…)."""
 
-    __slots__ = ("session", "attribute", "hooks", "handlers", "bound_to", "key")
+    __slots__ = ("session", "attribute", "hooks", "handlers", "_before", "bound_to", "key")
 
     def __init__(
         self,
@@ -142,6 +150,7 @@ class CallSite:
         self.attribute = attribute
         self.hooks = hooks
         self.handlers = handlers
+        self._before = tuple(index for index, handler in enumerate(handlers) if handler.before)
         # "instance", "class" or "none": what the first argument of a call is.
         self.bound_to = bound_to
         # How wrappers find this site at call time (see pypads.patching.dispatch).
@@ -215,28 +224,34 @@ class CallSite:
             return None, args[0]
         return None, None
 
-    def _pre(self, call: Call) -> list[Any]:
+    def _pre(self, call: Call) -> list[Any] | None:
+        """What each handler's ``pre`` returned, for its ``post`` (None: no handler has a
+        ``pre``, as for a metric, whose every call comes through here)."""
+        if not self._before:
+            return None
         token = _in_pypads.set(True)
         try:
-            results = []
-            for handler in self.handlers:
-                try:
-                    results.append(handler.logger.pre(call, handler.options))
-                except Exception as error:  # a logger must never break the user's call
-                    results.append(None)
-                    call.run.logger_failed(handler.logger.name, f"pre of {call.name}", error)
-            return results
+            states: list[Any] = [None] * len(self.handlers)
+            for index in self._before:
+                handler = self.handlers[index]
+                if handler.sees(call):
+                    try:
+                        states[index] = handler.logger.pre(call, handler.options)
+                    except Exception as error:  # a logger must never break the user's call
+                        call.run.logger_failed(handler.logger.name, f"pre of {call.name}", error)
+            return states
         finally:
             _in_pypads.reset(token)
 
-    def _post(self, call: Call, before: list[Any]) -> None:
+    def _post(self, call: Call, before: list[Any] | None) -> None:
         token = _in_pypads.set(True)
         try:
-            for handler, state in zip(self.handlers, before):
-                try:
-                    handler.logger.post(call, state, handler.options)
-                except Exception as error:  # a logger must never break the user's call
-                    call.run.logger_failed(handler.logger.name, f"post of {call.name}", error)
+            for index, handler in enumerate(self.handlers):
+                if handler.sees(call):
+                    try:
+                        handler.logger.post(call, None if before is None else before[index], handler.options)
+                    except Exception as error:  # a logger must never break the user's call
+                        call.run.logger_failed(handler.logger.name, f"post of {call.name}", error)
         finally:
             _in_pypads.reset(token)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from pypads.calls import Call, LoggerOnEvent
+from pypads.calls import LoggerOnEvent
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
 from pypads.errors import ConfigError
 from pypads.loggers.base import Logger
@@ -174,33 +174,6 @@ def event_depth(event: str, spec: Mapping[str, Any]) -> int:
     return int(spec.get("depth", DEFAULT_EVENT_DEPTHS.get(event, -1)))
 
 
-class DepthLimited(Logger):
-    """A logger that sees only calls at most ``depth`` tracked calls deep (0: the
-    script's own calls): what scikit-learn calls inside them is not its business."""
-
-    def __init__(self, logger: Logger, depth: int) -> None:  # noqa: D107 - no options of its own
-        self.logger = logger
-        self.depth = depth
-        self.options = logger.options
-
-    @property
-    def name(self) -> str:
-        return self.logger.name
-
-    def start(self, run: Any, options: Mapping[str, Any]) -> None:
-        self.logger.start(run, options)
-
-    def pre(self, call: Call, options: Mapping[str, Any]) -> Any:
-        return self.logger.pre(call, options) if call.depth <= self.depth else None
-
-    def post(self, call: Call, before: Any, options: Mapping[str, Any]) -> None:
-        if call.depth <= self.depth:
-            self.logger.post(call, before, options)
-
-    def __repr__(self) -> str:
-        return f"{self.logger!r} (depth <= {self.depth})"
-
-
 class EventTable:
     """From the hooks of an attribute to the handlers its calls must run."""
 
@@ -220,9 +193,9 @@ class EventTable:
                 check_option_kinds(logger.options, functools.partial(_given_in, f"logging_fns[{event!r}]: {logger!r}"))
                 check_option_kinds(given, functools.partial(_option_of, f"config: at $.events.{event}.with"))
                 merged = {**logger.options, **given}
-                handled = logger if depth < 0 else DepthLimited(logger, depth)
+                handler = LoggerOnEvent(event, logger, merged, depth, before=type(logger).pre is not Logger.pre)
                 for hook in spec["on"]:
-                    self._by_hook.setdefault(hook, []).append(LoggerOnEvent(event, handled, merged))
+                    self._by_hook.setdefault(hook, []).append(handler)
 
     def handlers(self) -> list[LoggerOnEvent]:
         """Every handler once (a logger on several hooks of one event counts once)."""

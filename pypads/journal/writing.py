@@ -117,7 +117,7 @@ class JournalWriter(JournalFolder):
         number = float.__repr__(value) if math.isfinite(value) else json.dumps(value)
         data = f'{start}{number}, "timestamp": {timestamp}, "step": {step}}}\n'.encode()
         with self._lock:
-            self._append_line(data)
+            (self._lines or self._open_lines()).append(data)
 
     def stage(self, path: str, content: bytes, append: bool = False) -> None:
         """Keep an artifact (or, with ``append``, a piece to add to its end) until it is
@@ -172,10 +172,11 @@ class JournalWriter(JournalFolder):
             self._append_line(artifact_file_line(path))
 
     def _append_line(self, data: bytes) -> None:
-        lines = self._lines
-        if lines is None:
-            lines = self._lines = open_appender(self._entities, PRIVATE_FILE)
-        lines.append(data)
+        (self._lines or self._open_lines()).append(data)
+
+    def _open_lines(self) -> Appender:
+        self._lines = open_appender(self._entities, PRIVATE_FILE)
+        return self._lines
 
     def _append(self, path: Path, data: bytes) -> None:
         # Files are opened once for the journal's life: opening and closing one per

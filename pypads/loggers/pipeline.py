@@ -24,7 +24,7 @@ import functools
 import json
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pypads.calls import Call
@@ -40,13 +40,19 @@ HOOK_KINDS = {"pypads_fit": "fit", "pypads_partial_fit": "fit", "pypads_predict"
               "pypads_transform": "transform", "pypads_metric": "metric"}
 
 
+# (id, call, kinds, instance, number, depth, parent, arguments): a node as a call leaves it.
+_Node = tuple[int, str, tuple[str, ...], "str | None", int, int, "int | None", "list[str] | None"]
+
+
 class _Graph:
     """The graph of one run, filled while calls happen."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.nodes: list[dict[str, Any]] = []
-        self.edges: list[dict[str, Any]] = []
+        # A node is a tuple until the graph is written (see ``_Node``); its order and nesting
+        # edges follow from the nodes then, so that a call adds no dicts but its data edges.
+        self.nodes: list[_Node] = []
+        self.data_edges: dict[int, list[tuple[int, str]]] = {}  # node -> (earlier node, argument)
         self.producers: dict[int, tuple[weakref.ref[Any], int]] = {}
         self.instances: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self.counts: dict[str, int] = {}
@@ -119,24 +125,19 @@ class PipelineTracker(Logger):
                 graph.omitted[place] = graph.omitted.get(place, 0) + 1
                 return
             graph.node_ids.add(call.order)
-            graph.last_node = max(graph.last_node, call.order)
-            node = {
-                "id": call.order, "call": call.name, "kinds": list(_kinds(call.hooks)),
-                "instance": graph.instance_label(call.instance), "number": call.number, "depth": call.depth,
-                "parent": parent.order if parent is not None else None,
-            }
-            if options["pipeline_args"]:
-                node["arguments"] = sorted(named_arguments(call))
-            previous = graph.nodes[-1]["id"] if graph.nodes else None
+            if call.order > graph.last_node:
+                graph.last_node = call.order
             if graph.first_call is None:
                 graph.first_call = type(call.instance) if call.instance is not None else call.function
-            graph.nodes.append(node)
-            if previous is not None:
-                graph.edges.append({"from": previous, "to": call.order, "kind": "order"})
-            if node["parent"] is not None:
-                graph.edges.append({"from": node["parent"], "to": call.order, "kind": "nested"})
-            for name, producer in _data_sources(graph, call):
-                graph.edges.append({"from": producer, "to": call.order, "kind": "data", "argument": name})
+            graph.nodes.append((
+                call.order, call.name, _kinds(call.hooks),
+                graph.instance_label(call.instance) if call.instance is not None else None,
+                call.number, call.depth, parent.order if parent is not None else None,
+                sorted(named_arguments(call)) if options["pipeline_args"] else None,
+            ))
+            sources = _data_sources(graph, call)
+            if sources:
+                graph.data_edges[call.order] = sources
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
@@ -173,21 +174,31 @@ def _kinds(hooks: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(HOOK_KINDS.get(hook, hook) for hook in hooks))
 
 
-def _data_sources(graph: _Graph, call: Call) -> list[tuple[str, int]]:
-    """(argument, earlier call) for each argument (or the instance) that an earlier call
+def _data_sources(graph: _Graph, call: Call) -> list[tuple[int, str]]:
+    """(earlier call, argument) for each argument (or the instance) that an earlier call
     returned. Naming arguments takes a signature binding, which would cost a metric
     called in a loop more than all the rest of its node: it happens only for a call that
     has such an argument."""
-    values = (*call.args, *call.kwargs.values())  # the instance, if any, is args[0]
-    if not any(graph.producer_of(value) not in (None, call.order) for value in values):
+    if not _any_produced(graph, call.args, call.order) and not (
+            call.kwargs and _any_produced(graph, call.kwargs.values(), call.order)):
         return []
     sources = [("instance", call.instance)] if call.instance is not None else []
     found = []
     for name, value in [*sources, *named_arguments(call).items()]:
         producer = graph.producer_of(value)
         if producer is not None and producer != call.order:
-            found.append((name, producer))
+            found.append((producer, name))
     return found
+
+
+def _any_produced(graph: _Graph, values: Iterable[Any], order: int) -> bool:
+    """Whether an earlier call returned one of ``values`` (the instance, if any, is among them)."""
+    producers = graph.producers
+    for value in values:
+        entry = producers.get(id(value))
+        if entry is not None and entry[1] != order and entry[0]() is value:
+            return True
+    return False
 
 
 def _tracked_parent(call: Call) -> Call | None:
@@ -202,11 +213,37 @@ def write_graph(run: RunContext, graph: _Graph) -> None:
         document = {
             "schema": PIPELINE_GRAPH,
             "provenance": provenance("PipelineTracker", run.mappings, graph.first_call),
-            "nodes": list(graph.nodes),
-            "edges": list(graph.edges),
+            "nodes": [_node_document(node) for node in graph.nodes],
+            "edges": _edges(graph),
             "omitted": [{"call": call, "depth": depth, "parent_call": parent, "count": count}
                         for (depth, call, parent), count in graph.omitted.items()],
         }
     run.writer.log_bytes("pipeline/graph.json", json.dumps(document, indent=2).encode())
     if document["nodes"]:
         run.writer.log_bytes("pipeline/graph.svg", svg(document))
+
+
+
+def _node_document(node: _Node) -> dict[str, Any]:
+    order, name, kinds, instance, number, depth, parent, arguments = node
+    document = {"id": order, "call": name, "kinds": list(kinds), "instance": instance, "number": number,
+                "depth": depth, "parent": parent}
+    if arguments is not None:
+        document["arguments"] = arguments
+    return document
+
+
+def _edges(graph: _Graph) -> list[dict[str, Any]]:
+    """Per node, in call order: from the node before it, from the call it was made in, and
+    from the calls whose results it was given."""
+    edges: list[dict[str, Any]] = []
+    previous = None
+    for order, *_, parent, _arguments in graph.nodes:
+        if previous is not None:
+            edges.append({"from": previous, "to": order, "kind": "order"})
+        if parent is not None:
+            edges.append({"from": parent, "to": order, "kind": "nested"})
+        for producer, name in graph.data_edges.get(order, ()):
+            edges.append({"from": producer, "to": order, "kind": "data", "argument": name})
+        previous = order
+    return edges

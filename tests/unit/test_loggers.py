@@ -47,7 +47,7 @@ def test_parameters_logs_final_params_under_the_label_and_sets_estimator_tags(ru
 
 
 def test_parameters_leave_out_calls_made_inside_a_library_only_when_the_event_says_so(run):
-    # the depth limit is the event's (DepthLimited); the logger itself logs any call it gets
+    # the depth limit is the event's (LoggerOnEvent.depth); the logger itself logs any call it gets
     fit(run, LogisticRegression(C=0.5, max_iter=300), Parameters(), depth=1)
     assert run.writer.params["LogisticRegression.C"] == "0.5"
 
