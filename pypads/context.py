@@ -62,8 +62,11 @@ class RunContext:
 
     def next_call(self, name: str) -> tuple[int, int]:
         """The run-wide order of a new call and its number among calls of ``name`` (both from 1)."""
-        with self._lock:
-            return next(self._order), next(self._numbers[name])
+        numbers = self._numbers.get(name)
+        if numbers is None:
+            with self._lock:
+                numbers = self._numbers[name]
+        return next(self._order), next(numbers)  # each next() is atomic: no lock on every call's path
 
     def state(self, owner: object) -> dict[str, Any]:
         """A dict private to ``owner`` (usually a logger) for the lifetime of this run."""

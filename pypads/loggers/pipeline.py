@@ -89,11 +89,11 @@ class _Graph:
         return node if reference() is value else None
 
     def produced(self, value: Any, node: int) -> None:
-        if not isinstance(value, _NO_EDGES):  # a score: checked first, a failed weak reference costs more
-            remember_weakly(self.producers, value, node)  # numbers, tuples…: no data edge
+        remember_weakly(self.producers, value, node)  # not weakly referenceable: no data edge
 
 
-# Results that cannot be weakly referenced, so start no data edge.
+# Results that cannot be weakly referenced, so start no data edge: checked first, since a
+# failed weak reference costs more, on a metric's every call.
 _NO_EDGES = (float, int, str, bytes, tuple, type(None))
 
 
@@ -143,6 +143,8 @@ class PipelineTracker(Logger):
         if call.exception is not None:
             return
         _follow(call)
+        if isinstance(call.result, _NO_EDGES):  # a score: no data edge starts from it
+            return
         graph = self._graph(call.run)
         if call.order not in graph.node_ids:  # omitted: no data edge can start from it
             return
