@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import importlib
 import json
-import multiprocessing
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from loguru import logger
-
 from pypads.context import RunContext
 from pypads.errors import ConfigError, warn
 from pypads.events import EventTable
 from pypads.mapping import MappingFile
+from pypads.narrator import logger
 from pypads.privacy import load_salt
+from pypads.processes import is_multiprocessing_child
 from pypads.run_loggers import RunLogger, RunSettings
 from pypads.store import pypads_home
 
@@ -62,7 +61,7 @@ def started_by_multiprocessing() -> bool:
     # While a spawned worker re-runs the script, runpy names the module being run
     # "__mp_main__"; in the parent that name is an alias of "__main__".
     rerun = any(getattr(sys.modules.get(name), "__name__", None) == "__mp_main__" for name in ("__mp_main__", "__main__"))
-    return rerun or multiprocessing.parent_process() is not None
+    return rerun or is_multiprocessing_child()
 
 
 def start_run_functions(tracker: Any, run: RunContext, events: EventTable, config: Mapping[str, Any],

@@ -14,8 +14,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from loguru import logger
-
 from pypads.calls import CallSite, Session, set_tracking_session
 from pypads.context import RunContext
 from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
@@ -34,6 +32,7 @@ from pypads.journal.writing import JournalWriter
 from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.link.spare import uploader_idle
 from pypads.mapping import MappingFile, load_mappings
+from pypads.narrator import logger
 from pypads.patching.dispatch import unregister
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher

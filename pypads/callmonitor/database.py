@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import multiprocessing
 import os
 import shutil
 import sys
@@ -40,6 +39,7 @@ from pypads.callmonitor.handlers import REGISTRY
 from pypads.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.context import RunContext
 from pypads.journal import write_atomically, write_then_name
+from pypads.processes import is_multiprocessing_child
 from pypads.provenance import provenance
 
 ROOT_NAME = "call-monitor"
@@ -79,7 +79,7 @@ def _mpi_rank() -> int | None:
 
 def _child_process() -> int | None:
     """This process' pid if it is a child of a recording program (fork or spawn)."""
-    return os.getpid() if multiprocessing.parent_process() is not None else None
+    return os.getpid() if is_multiprocessing_child() else None
 
 
 def _suffix(parent_pid: int | None) -> str:

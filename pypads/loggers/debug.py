@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loguru import logger
-
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.narrator import logger
 
 
 class Log(Logger):

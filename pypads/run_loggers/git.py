@@ -9,9 +9,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from loguru import logger
-
 from pypads.context import RunContext
+from pypads.narrator import logger
 from pypads.privacy import redact_text, redact_url
 from pypads.run_loggers.base import RunLogger, RunSettings
 
