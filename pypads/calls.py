@@ -70,8 +70,6 @@ class LoggerOnEvent:
     before: bool = True
     """Whether the logger does anything before the original runs (most only look after)."""
 
-    def sees(self, call: Call) -> bool:
-        return self.depth < 0 or call.depth <= self.depth
 
 
 class Session:
@@ -234,7 +232,7 @@ class CallSite:
             states: list[Any] = [None] * len(self.handlers)
             for index in self._before:
                 handler = self.handlers[index]
-                if handler.sees(call):
+                if handler.depth < 0 or call.depth <= handler.depth:  # (inline: on every call's path)
                     try:
                         states[index] = handler.logger.pre(call, handler.options)
                     except Exception as error:  # a logger must never break the user's call
@@ -247,7 +245,7 @@ class CallSite:
         token = _in_pypads.set(True)
         try:
             for index, handler in enumerate(self.handlers):
-                if handler.sees(call):
+                if handler.depth < 0 or call.depth <= handler.depth:
                     try:
                         handler.logger.post(call, None if before is None else before[index], handler.options)
                     except Exception as error:  # a logger must never break the user's call
