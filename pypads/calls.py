@@ -134,7 +134,7 @@ def current_call() -> Call | None:
 class CallSite:
     """The tracking of one patched attribute (``BaseDecisionTree.fit``, ``accuracy_score``…)."""
 
-    __slots__ = ("session", "attribute", "hooks", "handlers", "_before", "bound_to", "key")
+    __slots__ = ("session", "attribute", "hooks", "handlers", "_pre_phases", "_post_phases", "bound_to", "key")
 
     def __init__(
         self,
@@ -148,7 +148,12 @@ class CallSite:
         self.attribute = attribute
         self.hooks = hooks
         self.handlers = handlers
-        self._before = tuple(index for index, handler in enumerate(handlers) if handler.before)
+        # Per handler, what its phases need, looked up once rather than on every call:
+        # (its index, the logger's bound pre or post, its options, its depth).
+        self._pre_phases = tuple((index, handler.logger.pre, handler.options, handler.depth)
+                                 for index, handler in enumerate(handlers) if handler.before)
+        self._post_phases = tuple((index, handler.logger.post, handler.options, handler.depth)
+                                  for index, handler in enumerate(handlers))
         # "instance", "class" or "none": what the first argument of a call is.
         self.bound_to = bound_to
         # How wrappers find this site at call time (see pypads.patching.dispatch).
@@ -225,18 +230,17 @@ class CallSite:
     def _pre(self, call: Call) -> list[Any] | None:
         """What each handler's ``pre`` returned, for its ``post`` (None: no handler has a
         ``pre``, as for a metric, whose every call comes through here)."""
-        if not self._before:
+        if not self._pre_phases:
             return None
         token = _in_pypads.set(True)
         try:
             states: list[Any] = [None] * len(self.handlers)
-            for index in self._before:
-                handler = self.handlers[index]
-                if handler.depth < 0 or call.depth <= handler.depth:  # (inline: on every call's path)
+            for index, pre, options, depth in self._pre_phases:
+                if depth < 0 or call.depth <= depth:  # the event's depth: what the logger sees
                     try:
-                        states[index] = handler.logger.pre(call, handler.options)
+                        states[index] = pre(call, options)
                     except Exception as error:  # a logger must never break the user's call
-                        call.run.logger_failed(handler.logger.name, f"pre of {call.name}", error)
+                        call.run.logger_failed(self.handlers[index].logger.name, f"pre of {call.name}", error)
             return states
         finally:
             _in_pypads.reset(token)
@@ -244,12 +248,12 @@ class CallSite:
     def _post(self, call: Call, before: list[Any] | None) -> None:
         token = _in_pypads.set(True)
         try:
-            for index, handler in enumerate(self.handlers):
-                if handler.depth < 0 or call.depth <= handler.depth:
+            for index, post, options, depth in self._post_phases:
+                if depth < 0 or call.depth <= depth:
                     try:
-                        handler.logger.post(call, None if before is None else before[index], handler.options)
+                        post(call, None if before is None else before[index], options)
                     except Exception as error:  # a logger must never break the user's call
-                        call.run.logger_failed(handler.logger.name, f"post of {call.name}", error)
+                        call.run.logger_failed(self.handlers[index].logger.name, f"post of {call.name}", error)
         finally:
             _in_pypads.reset(token)
 

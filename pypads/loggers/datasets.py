@@ -44,10 +44,12 @@ def describe(value: Any) -> dict[str, Any] | None:
 def data_arguments(call: Call) -> tuple[Any, Any]:
     """The data a call works on: ``(X, y)`` of a fit or a cross-validation, ``(X, None)``
     of a predict or transform, ``(y_true, None)`` of a metric."""
-    args = call.args[1:] if call.instance is not None else call.args
-    if METRIC_HOOK in call.hooks and call.instance is None:
-        truth = call.kwargs.get("y_true", call.kwargs.get("labels_true", args[0] if args else None))
+    if call.instance is None and METRIC_HOOK in call.hooks:  # checked first: a metric in a loop
+        if call.args and not call.kwargs:
+            return call.args[0], None
+        truth = call.kwargs.get("y_true", call.kwargs.get("labels_true", call.args[0] if call.args else None))
         return truth, None
+    args = call.args[1:] if call.instance is not None else call.args
     if args and hasattr(args[0], "fit") and describe(args[0]) is None:  # cross_validate(estimator, X, y)
         args = args[1:]
     features = args[0] if args else call.kwargs.get("X")

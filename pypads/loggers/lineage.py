@@ -107,11 +107,17 @@ class Lineage:
     def origin_of(self, values: tuple[Any, ...]) -> Origin | None:
         """The origin of the first of ``values`` (or of the array it is a view of:
         ``proba[:, 1]``) that a tracked prediction returned."""
+        origins = self._origins
+        if not origins:  # nothing predicted yet (a metric on labels alone, in a loop)
+            return None
         for value in values:
-            for candidate in (value, getattr(value, "base", None)):
-                entry = self._origins.get(id(candidate)) if candidate is not None else None
-                if entry is not None and entry[0]() is candidate:
-                    return entry[1]
+            entry = origins.get(id(value))
+            if entry is not None and entry[0]() is value:
+                return entry[1]
+            base = getattr(value, "base", None)
+            entry = origins.get(id(base)) if base is not None else None
+            if entry is not None and entry[0]() is base:
+                return entry[1]
         return None
 
     # --- the user's code ------------------------------------------------------------

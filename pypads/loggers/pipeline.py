@@ -116,9 +116,9 @@ class PipelineTracker(Logger):
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
         graph = self._graph(call.run)
-        if options["pipeline_type"] == "simple" and call.depth > 0:
+        if call.depth > 0 and options["pipeline_type"] == "simple":
             return  # what a library did inside the script's call: not in a simple graph
-        parent = _tracked_parent(call)
+        parent = call.parent if call.parent is None or call.parent.tracked else _tracked_parent(call)
         with graph.lock:
             if len(graph.nodes) >= options["max_calls"]:
                 place = (call.depth, call.name, graph.parent_call(parent))
@@ -196,6 +196,8 @@ def _data_sources(graph: _Graph, call: Call) -> list[tuple[int, str]]:
 def _any_produced(graph: _Graph, values: Iterable[Any], order: int) -> bool:
     """Whether an earlier call returned one of ``values`` (the instance, if any, is among them)."""
     producers = graph.producers
+    if not producers:  # no call has returned anything to follow yet
+        return False
     for value in values:
         entry = producers.get(id(value))
         if entry is not None and entry[1] != order and entry[0]() is value:
