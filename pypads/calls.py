@@ -71,7 +71,6 @@ class LoggerOnEvent:
     """Whether the logger does anything before the original runs (most only look after)."""
 
 
-
 class Session:
     """The live switches that every call site consults: the run and the recursion rules.
 
