@@ -126,15 +126,7 @@ class Writer:
         self._write(self.journal.record, {"kind": "params", "items": dict(params)})
 
     def log_metric(self, key: str, value: float, step: int = 0) -> None:
-        # Written out rather than through _write: a scoring function called in a loop
-        # pays for every frame here, and runs with its caches cold from the call itself.
-        if self._closed or self.broken:
-            self._write(self.journal.record_metric, key, float(value), time.time_ns() // 1_000_000, int(step))
-            return
-        try:
-            self.journal.record_metric(key, float(value), time.time_ns() // 1_000_000, int(step))
-        except OSError as error:
-            self._give_up(error)
+        self._write(self.journal.record_metric, key, float(value), int(time.time() * 1000), int(step))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         timestamp = int(time.time() * 1000)

@@ -117,7 +117,7 @@ class JournalWriter(JournalFolder):
         number = float.__repr__(value) if math.isfinite(value) else json.dumps(value)
         data = f'{start}{number}, "timestamp": {timestamp}, "step": {step}}}\n'.encode()
         with self._lock:
-            (self._lines or self._open_lines()).append(data)
+            self._append_line(data)
 
     def stage(self, path: str, content: bytes, append: bool = False) -> None:
         """Keep an artifact (or, with ``append``, a piece to add to its end) until it is

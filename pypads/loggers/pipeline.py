@@ -88,6 +88,18 @@ class _Graph:
         reference, node = entry
         return node if reference() is value else None
 
+    def any_produced(self, values: Iterable[Any], node: int) -> bool:
+        """Whether a call other than ``node`` returned one of ``values``: :meth:`producer_of`
+        for each, in one loop (a metric in a loop asks this on every call)."""
+        producers = self.producers
+        if not producers:  # no call has returned anything to follow yet
+            return False
+        for value in values:
+            entry = producers.get(id(value))
+            if entry is not None and entry[1] != node and entry[0]() is value:
+                return True
+        return False
+
     def produced(self, value: Any, node: int) -> None:
         remember_weakly(self.producers, value, node)  # not weakly referenceable: no data edge
 
@@ -118,7 +130,7 @@ class PipelineTracker(Logger):
         graph = self._graph(call.run)
         if call.depth > 0 and options["pipeline_type"] == "simple":
             return  # what a library did inside the script's call: not in a simple graph
-        parent = call.parent if call.parent is None or call.parent.tracked else _tracked_parent(call)
+        parent = _tracked_parent(call)
         with graph.lock:
             if len(graph.nodes) >= options["max_calls"]:
                 place = (call.depth, call.name, graph.parent_call(parent))
@@ -181,8 +193,8 @@ def _data_sources(graph: _Graph, call: Call) -> list[tuple[int, str]]:
     returned. Naming arguments takes a signature binding, which would cost a metric
     called in a loop more than all the rest of its node: it happens only for a call that
     has such an argument."""
-    if not _any_produced(graph, call.args, call.order) and not (
-            call.kwargs and _any_produced(graph, call.kwargs.values(), call.order)):
+    if not graph.any_produced(call.args, call.order) and not (
+            call.kwargs and graph.any_produced(call.kwargs.values(), call.order)):
         return []
     sources = [("instance", call.instance)] if call.instance is not None else []
     found = []
@@ -191,18 +203,6 @@ def _data_sources(graph: _Graph, call: Call) -> list[tuple[int, str]]:
         if producer is not None and producer != call.order:
             found.append((producer, name))
     return found
-
-
-def _any_produced(graph: _Graph, values: Iterable[Any], order: int) -> bool:
-    """Whether an earlier call returned one of ``values`` (the instance, if any, is among them)."""
-    producers = graph.producers
-    if not producers:  # no call has returned anything to follow yet
-        return False
-    for value in values:
-        entry = producers.get(id(value))
-        if entry is not None and entry[1] != order and entry[0]() is value:
-            return True
-    return False
 
 
 def _tracked_parent(call: Call) -> Call | None:
