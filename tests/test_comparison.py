@@ -87,3 +87,27 @@ def test_a_script_with_one_model_gets_no_child_run(tmp_path):
     parent, children = runs_of(store_of(tmp_path))
     assert children == {}
     assert "RandomForestClassifier.accuracy_score_X_test" in parent.data.metrics
+
+
+def test_a_loop_over_one_hyper_parameter_logs_what_varies_once_per_model(tmp_path):
+    sweep = textwrap.dedent("""
+        from pypads import PyPads
+        tracker = PyPads(name="compare")
+        from sklearn import datasets
+        from sklearn.linear_model import LogisticRegression
+        X, y = datasets.load_iris(return_X_y=True)
+        for C in (1.0, 0.1, 0.01):
+            LogisticRegression(C=C, max_iter=500).fit(X, y)
+    """)
+    result = run_script(sweep, tmp_path)
+    assert result.returncode == 0, result.stderr
+    parent, children = runs_of(store_of(tmp_path))
+    params = parent.data.params
+    # the first model has all of its params; the others what differs, and whose the rest are
+    assert params["LogisticRegression.C"] == "1.0" and params["LogisticRegression.max_iter"] == "500"
+    assert {key: value for key, value in params.items() if key.startswith("LogisticRegression_1.")} == {
+        "LogisticRegression_1.C": "0.1", "LogisticRegression_1.other_params_as": "LogisticRegression"}
+    assert params["LogisticRegression_2.C"] == "0.01" and "LogisticRegression_2.max_iter" not in params
+    # each model's own row keeps all of its params, so the runs table compares them
+    assert children["LogisticRegression_2"].data.params["C"] == "0.01"
+    assert children["LogisticRegression_2"].data.params["max_iter"] == "500"

@@ -56,11 +56,13 @@ def _column_type(dtype: str) -> DataType:
 
 
 def log_child_runs(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], warn: Warn,
-                   call: MlflowCaller = direct) -> dict[str, str]:
+                   call: MlflowCaller = direct, *, experiment_id: str | None = None) -> dict[str, str]:
     """Each "child_run" entry as a run of its own under ``run_id`` (MLflow's tag
-    ``mlflow.parentRunId``), created, filled and ended at once. Returns the child run of
-    each model label (entries of the model comparison), for its model to name as source."""
-    experiment_id = call(client.get_run, run_id).info.experiment_id
+    ``mlflow.parentRunId``) in ``experiment_id`` (by default the parent's), created,
+    filled and ended at once. Returns the child run of each model label (entries of the
+    model comparison), for its model to name as source."""
+    if experiment_id is None:
+        experiment_id = call(client.get_run, run_id).info.experiment_id
     by_label = {}
     for entry in entries:
         tags = {**entry.get("tags", {}), "mlflow.parentRunId": run_id}

@@ -80,6 +80,10 @@ class Uploader:
         self._since = self.journal.committed()
         self._first_drain = True
         self._saved_models: set[str] = set()  # keys of the models saved by this uploader
+        # The run's experiment and artifact store, read once while the run is young: read
+        # later, they would load every param the run has by then (1,300 after 100 fits).
+        self._run_info: Any = None
+        self._artifacts: Any = None
         self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
 
     def open(self) -> bool:
@@ -170,6 +174,8 @@ class Uploader:
         link = connection()
         where = f"MLflow run {self.run_id} (kept in {self.journal.folder})"
         try:
+            if self._run_info is None:  # before this batch's params make the run slower to read
+                self._run_info = self.clock.call(self.client.get_run, self.run_id).info
             if batch.has_entities:
                 link.write_entities(self.client, self.run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
@@ -181,7 +187,8 @@ class Uploader:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self.clock.call)
             if batch.child_runs:
                 self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
-                                                            self._warn_once, self.clock.call))
+                                                            self._warn_once, self.clock.call,
+                                                            experiment_id=self._run_info.experiment_id))
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("inputs", f"could not log datasets or child runs to {where}: {error}")
@@ -192,7 +199,9 @@ class Uploader:
             self._first_drain = False
         try:
             if paths:
-                link.upload_artifacts(self.client, self.run_id, self.journal, sorted(paths), self.clock.call)
+                if self._artifacts is None:
+                    self._artifacts = link.artifact_repository(self.client, self._run_info.artifact_uri)
+                link.upload_artifacts(self._artifacts, self.journal, sorted(paths), self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             if self.disk_full:
@@ -210,7 +219,6 @@ class Uploader:
         """Save the final state of each estimator the script fitted as an MLflow model:
         once, as the run ends (a loop that refits one estimator saves it once). A model
         that cannot be saved is a warning; the store failing keeps the journal."""
-        experiment_id: str | None = None
         versions: dict[str, str | None] = {}  # read once for all of this run's models
         for entry in self.journal.models():
             if entry["key"] in self._saved_models:
@@ -218,11 +226,9 @@ class Uploader:
             try:
                 pickled = self.journal.entry_content(entry)
                 if pickled is not None:
-                    if experiment_id is None:
-                        experiment_id = self.clock.call(self.client.get_run, self.run_id).info.experiment_id
                     connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
                                            self._model_runs.get(entry.get("label", "")),
-                                           experiment_id=experiment_id, versions=versions)
+                                           experiment_id=self._run_info.experiment_id, versions=versions)
             except Exception as error:
                 if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     self.failed, self.failure = True, error
