@@ -34,6 +34,17 @@ def test_importing_pypads_imports_neither_mlflow_nor_matplotlib_nor_git(tmp_path
     assert result.stdout.strip() == "[]"
 
 
+def test_a_second_script_without_config_never_imports_jsonschema(tmp_path):
+    # 50-100 ms of each start-up: the shipped mapping file passed the schema at the first
+    # PyPads(), and pypads' default config is valid as it ships
+    code = ("import sys\nfrom pypads import PyPads\nPyPads(name='lifecycle')\n"
+            "print(sorted({'jsonschema', 'referencing'} & set(sys.modules)))\n")
+    first, second = run_script(code, tmp_path), run_script(code, tmp_path)
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.strip() == "['jsonschema', 'referencing']"
+    assert second.stdout.strip() == "[]"
+
+
 def test_a_script_that_does_not_use_mlflow_never_loads_it_and_its_run_is_complete(tmp_path):
     # MLflow (a second to import, 170 MB) runs in the uploader's process, not the script's;
     # the pipeline's picture is drawn without matplotlib (half a second, 30 MB).

@@ -13,8 +13,10 @@ from conftest import run_script
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import MappingError, PyPads
+from pypads.defaults import DEFAULT_CONFIG
+from pypads.events import CONFIG_SCHEMA
 from pypads.mapping import mapping_schema, read_mapping_file
-from pypads.mapping.files import default_mapping_paths
+from pypads.mapping.files import default_mapping_paths, validation_mark
 
 
 def mapping_document(**entry_changes):
@@ -73,6 +75,25 @@ def test_bad_mapping_file_names_file_path_and_problem_and_patches_nothing(case, 
     assert str(path) in str(error) and json_path in str(error)
     assert vars(DecisionTreeClassifier)["fit"] is fit_before
     assert sys.meta_path == meta_path_before
+    # and the file is not marked as validated: the next PyPads() says the same
+    with pytest.raises(MappingError) as again:
+        PyPads(uri=store_uri, mapping_paths=[path])
+    assert str(again.value) == str(error)
+
+
+def test_a_forged_validation_mark_does_not_hide_what_is_wrong(tmp_path, store_uri):
+    # A text that passed the schema once is not validated again; a mark planted in the
+    # cache for a text that never passed must not turn its clear error into a KeyError.
+    path = write_json(tmp_path / "broken.json", {"algorithms": []})
+    with pytest.raises(MappingError) as unmarked:
+        PyPads(uri=store_uri, mapping_paths=[path])
+    forged = validation_mark(path.read_text())
+    forged.parent.mkdir(parents=True, exist_ok=True)
+    forged.touch()
+    with pytest.raises(MappingError) as marked:
+        PyPads(uri=store_uri, mapping_paths=[path])
+    assert str(marked.value) == str(unmarked.value)
+    assert "'metadata' is a required property" in str(marked.value)
 
 
 def test_valid_file_reads_into_entries(tmp_path):
@@ -88,6 +109,11 @@ def test_shipped_mappings_validate_against_the_published_schema():
     assert [path.name for path in paths] == ["sklearn_1.json"]
     for path in paths:
         jsonschema.validate(json.loads(path.read_text()), mapping_schema())
+
+
+def test_the_default_config_is_valid():
+    # PyPads() without config does not validate it (see events.merge_config)
+    jsonschema.validate(DEFAULT_CONFIG, CONFIG_SCHEMA)
 
 
 def test_loader_picks_the_file_that_serves_the_installed_version(toylib, tmp_path, make_tracker, read_run):

@@ -16,14 +16,13 @@ import stat
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import jsonschema
-from jsonschema.exceptions import best_match
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from pypads.errors import CallMonitorError
-from pypads.schemas import CALLMONITOR, schemas
+from pypads.schemas import CALLMONITOR, most_relevant_error, validator
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 MAX_DOCUMENT = 64 << 20  # bytes of one JSON document or line; records keep large values in files
 _SAFE_NAME_EXCLUDED = ("/", "\\", "\0")
@@ -109,20 +108,13 @@ def json_lines(root: Path, path: Path, where: str) -> Iterator[tuple[int, Any | 
 
 
 @cache
-def _validator(definition: str) -> jsonschema.protocols.Validator:
-    registry = _registry()
-    return jsonschema.Draft202012Validator({"$ref": f"{CALLMONITOR}#/$defs/{definition}"}, registry=registry)
-
-
-@cache
-def _registry() -> Registry:
-    # Built here rather than through pypads.schemas.validate: that makes a validator per
-    # document, and a record is checked each time a call is read.
-    return Registry().with_resources((uri, Resource.from_contents(schema)) for uri, schema in schemas().items())
+def _validator(definition: str) -> Validator:
+    # Kept: a record is checked each time a call is read.
+    return validator(CALLMONITOR, definition)
 
 
 def check(document: Any, definition: str, where: str) -> None:
     """Raise unless ``document`` follows ``#/$defs/<definition>`` of the call-database schema."""
-    error = best_match(_validator(definition).iter_errors(document))
+    error = most_relevant_error(_validator(definition), document)
     if error is not None:
         raise CallMonitorError(f"{where}: at {error.json_path}: {error.message[:300]}")

@@ -3,6 +3,13 @@
 Every file is validated against ``schema.json`` and a few checks JSON Schema cannot
 express (regexes compile, versions parse, implementations name the file's library)
 before anything is patched, so that a bad file fails loudly instead of tracking nothing.
+
+A file's text that passed the schema once is marked so (an empty file named by the
+digest of the schema and the text, in ``$PYPADS_HOME/cache/mappings``), and is not
+validated again: importing jsonschema costs each ``PyPads()`` 50–100 ms, a third of
+pypads' start-up, to re-check the same shipped file. The other checks run every time. A
+mark is trusted only as far as building the file's model goes: should that fail, the
+mark lied (a hostile or damaged cache), and the schema names the error as it would have.
 """
 
 from __future__ import annotations
@@ -14,15 +21,20 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+from blake3 import blake3
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from pypads.errors import ConfigError, MappingError, MappingWarning, warn
 from pypads.mapping.model import HookRule, MappingEntry, MappingFile
 from pypads.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
+from pypads.schemas import most_relevant_error
+from pypads.store import pypads_home
+
+if TYPE_CHECKING:
+    import jsonschema
 
 ARGUMENT_SOURCE = "<mapping argument>"
 
@@ -30,7 +42,19 @@ ARGUMENT_SOURCE = "<mapping argument>"
 @cache
 def mapping_schema() -> dict[str, Any]:
     """The published JSON Schema of mapping files."""
-    return json.loads(resources.files("pypads.mapping").joinpath("schema.json").read_text())
+    return json.loads(_schema_text())
+
+
+@cache
+def _schema_text() -> str:
+    return resources.files("pypads.mapping").joinpath("schema.json").read_text()
+
+
+def validation_mark(text: str) -> Path:
+    """The file whose existence says that a mapping file's ``text`` passed the schema
+    (see the module's docstring)."""
+    digest = blake3(f"{_schema_text()}\0{text}".encode()).hexdigest()
+    return pypads_home() / "cache" / "mappings" / digest
 
 
 def default_mapping_paths() -> list[Path]:
@@ -68,16 +92,40 @@ def read_mapping_file(path: str | Path) -> MappingFile:
     except json.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise MappingError(source, "$", f"malformed JSON at {where}: {error.msg}") from None
-    return parse_mapping(document, source)
+    mark = validation_mark(text)
+    if not mark.exists():
+        parsed = parse_mapping(document, source)
+        try:
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            mark.touch()
+        except OSError:  # a read-only or full home: the file is validated again next time
+            pass
+        return parsed
+    try:
+        return _build(document, source)
+    except MappingError:
+        raise
+    except Exception:  # the mark lied: a shape the schema never passed
+        _check_schema(document, source)
+        raise
 
 
 def parse_mapping(document: Any, source: str = ARGUMENT_SOURCE) -> MappingFile:
     """Validate a mapping document (already parsed JSON) and build its model."""
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(mapping_schema()).iter_errors(document)
-    )
+    _check_schema(document, source)
+    return _build(document, source)
+
+
+def _check_schema(document: Any, source: str) -> None:
+    # Imported here, not above: its 50-100 ms are paid only by a text not validated before.
+    import jsonschema
+
+    error = most_relevant_error(jsonschema.Draft202012Validator(mapping_schema()), document)
     if error is not None:
         raise MappingError(source, error.json_path, _describe(error))
+
+
+def _build(document: Any, source: str) -> MappingFile:
     meta = document["metadata"]
     library = meta["library"]
     return MappingFile(

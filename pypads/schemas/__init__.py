@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from referencing import Registry, Resource
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+    from referencing import Registry
 
 PROVENANCE = "urn:pypads:schema:provenance:1"
 PIPELINE_GRAPH = "urn:pypads:schema:pipeline-graph:1"
@@ -31,13 +33,33 @@ def schemas() -> dict[str, dict[str, Any]]:
     return found
 
 
+# jsonschema and referencing are imported where they are first used, not above: they
+# cost 50-100 ms, a third of a tracked script's start-up, which only reads documents back.
+
 @cache
 def _registry() -> Registry:
+    from referencing import Registry, Resource
+
     return Registry().with_resources((uri, Resource.from_contents(schema)) for uri, schema in schemas().items())
+
+
+def validator(schema_id: str, definition: str | None = None) -> Validator:
+    """A validator of the schema ``schema_id`` (or one of its ``$defs``, for the
+    call-database files); keep it to check many documents."""
+    import jsonschema
+
+    schema: dict[str, Any] = {"$ref": f"{schema_id}#/$defs/{definition}" if definition else schema_id}
+    return jsonschema.Draft202012Validator(schema, registry=_registry())
 
 
 def validate(document: Any, schema_id: str, definition: str | None = None) -> None:
     """Raise ``jsonschema.ValidationError`` unless ``document`` follows the schema
     (or one of its ``$defs``, for the call-database files)."""
-    schema: dict[str, Any] = {"$ref": f"{schema_id}#/$defs/{definition}" if definition else schema_id}
-    jsonschema.Draft202012Validator(schema, registry=_registry()).validate(document)
+    validator(schema_id, definition).validate(document)
+
+
+def most_relevant_error(validator: Validator, document: Any) -> ValidationError | None:
+    """The error of ``document`` that best says what is wrong with it, or None."""
+    from jsonschema.exceptions import best_match
+
+    return best_match(validator.iter_errors(document))
