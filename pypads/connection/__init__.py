@@ -13,7 +13,6 @@ from pypads.connection.entities import (
     MAX_PARAMS_PER_BATCH,
     MAX_TAGS_PER_BATCH,
     UPLOAD_CHUNK,
-    artifact_repository,
     upload_artifacts,
     write_entities,
 )
@@ -30,7 +29,6 @@ from pypads.connection.runs import (
 )
 
 __all__ = ["EXPERIMENT_KIND_TAG", "MAX_ENTITIES_PER_BATCH", "MAX_PARAMS_PER_BATCH", "MAX_TAGS_PER_BATCH",
-           "MODEL_TRAINING_KIND", "PICKLE", "UPLOAD_CHUNK", "artifact_repository", "end_fluent_run", "end_run",
-           "ensure_experiment",
+           "MODEL_TRAINING_KIND", "PICKLE", "UPLOAD_CHUNK", "end_fluent_run", "end_run", "ensure_experiment",
            "log_child_runs", "log_datasets", "log_model", "open_run", "start_fluent_run",
            "upload_artifacts", "write_entities"]

@@ -10,10 +10,7 @@ from typing import Any
 
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
-from mlflow.store.artifact.artifact_repo import ArtifactRepository
-from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.tracking import MlflowClient
-from mlflow.utils.uri import add_databricks_profile_info_to_artifact_uri
 
 from pypads.journal.reading import Batch, JournalReader
 
@@ -67,24 +64,13 @@ def _log_batch(client: MlflowClient, run_id: str, metrics: list[Metric], params:
                        [entity for entity in part if isinstance(entity, RunTag)], warn, call)
 
 
-def artifact_repository(client: MlflowClient, artifact_uri: str) -> ArtifactRepository:
-    """Where a run's artifacts go, from its artifact URI, as ``MlflowClient`` finds it.
-
-    ``MlflowClient.log_artifacts`` would read the whole run (every param, tag and latest
-    metric) to learn this URI, once per process and run: 30 ms at the end of a run of
-    100 fits, whose 1,300 params it loads for one string the uploader already has."""
-    return get_artifact_repository(add_databricks_profile_info_to_artifact_uri(artifact_uri, client.tracking_uri),
-                                   tracking_uri=client.tracking_uri)
-
-
 def upload_artifacts(
-    repository: ArtifactRepository, journal: JournalReader, paths: Iterable[str], call: MlflowCaller = direct
+    client: MlflowClient, run_id: str, journal: JournalReader, paths: Iterable[str], call: MlflowCaller = direct
 ) -> None:
-    """Upload the journal's artifacts at ``paths`` into the run's ``repository`` (see
-    :func:`artifact_repository`), ``UPLOAD_CHUNK`` files per ``log_artifacts`` call
-    (each timed through ``call``, so thousands of files read as progress, not as a
-    store that does not answer); drop the ones that had files of their own from the
-    journal."""
+    """Upload the journal's artifacts at ``paths``, ``UPLOAD_CHUNK`` files per
+    ``log_artifacts`` call (each timed through ``call``, so thousands of files read as
+    progress, not as a store that does not answer); drop the ones that had files of
+    their own from the journal."""
     pending = list(paths)
     while pending:
         chunk, pending = pending[:UPLOAD_CHUNK], pending[UPLOAD_CHUNK:]
@@ -95,7 +81,7 @@ def upload_artifacts(
         try:
             uploaded = [path for path in chunk if _materialize(journal, path, folder)]
             if uploaded:
-                call(repository.log_artifacts, str(folder))
+                call(client.log_artifacts, run_id, str(folder))
             for path in uploaded:
                 journal.unstage(path, folder / path)
         finally:

@@ -80,10 +80,9 @@ class Uploader:
         self._since = self.journal.committed()
         self._first_drain = True
         self._saved_models: set[str] = set()  # keys of the models saved by this uploader
-        # The run's experiment and artifact store, read once while the run is young: read
-        # later, they would load every param the run has by then (1,300 after 100 fits).
+        # The run's experiment, read once while the run is young: read later, it would
+        # load every param the run has by then (MLflow's get_run reads the whole run).
         self._run_info: Any = None
-        self._artifacts: Any = None
         self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
 
     def open(self) -> bool:
@@ -199,9 +198,7 @@ class Uploader:
             self._first_drain = False
         try:
             if paths:
-                if self._artifacts is None:
-                    self._artifacts = link.artifact_repository(self.client, self._run_info.artifact_uri)
-                link.upload_artifacts(self._artifacts, self.journal, sorted(paths), self.clock.call)
+                link.upload_artifacts(self.client, self.run_id, self.journal, sorted(paths), self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             if self.disk_full:
