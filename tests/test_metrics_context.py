@@ -75,3 +75,26 @@ def test_probabilities_text_and_unknown_models(make_tracker, read_run):
     folder = "metrics/RandomForestClassifier.classification_report_X_test"
     assert run.artifact_text(f"{folder}/1.txt") == report  # the text itself, not its repr()
     assert '"macro avg"' in run.artifact_text(f"{folder}/2.json") and as_dict["accuracy"] > 0.5
+
+
+def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_run):
+    # pipeline.score() runs its steps' transform and predict for it: the prediction, and
+    # the accuracy computed on it, are the pipeline's, not its inner classifier's
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    tracker = make_tracker()
+    pipeline = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_train, y_train)
+    search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 3]}, cv=2).fit(X_train, y_train)
+    mine = LogisticRegression(C=0.5).fit(X_train, y_train)  # the script's own, after the pipeline's
+    scores = pipeline.score(X_test, y_test), search.score(X_test, y_test), mine.score(X_test, y_test)
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    assert run.metric_history("Pipeline.accuracy_score_X_test") == [(1, pytest.approx(scores[0]))]
+    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(1, pytest.approx(scores[1]))]
+    # the pipeline's step took no label: the script's own LogisticRegression is the first
+    assert run.metric_history("LogisticRegression.accuracy_score_X_test") == [(1, pytest.approx(scores[2]))]
+    assert run.params["LogisticRegression.C"] == "0.5"
+    assert not [key for key in run.metrics if key.startswith(("LogisticRegression_1", "DecisionTreeClassifier"))]

@@ -6,6 +6,9 @@ alive):
 
 - a *label* per estimator the user's own code fitted or scored: its class name for the
   first one, ``<Class>_1``, ``<Class>_2``… for other instances of the class;
+- the estimator each one fitted inside another's fit belongs to (a pipeline's steps, a
+  search's refit model), so that a prediction it makes for the outer one's untracked
+  method (``pipeline.score(X_test, y_test)``) is the outer model's;
 - the data each estimator was fitted on, so that a prediction on that very data is
   known to be a *training* one;
 - the *origin* of each prediction: the label of the model that made it, the caller's
@@ -54,6 +57,8 @@ class Lineage:
         self._labels: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
         self._per_class: dict[str, int] = {}
         self._fitted_on: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        # Weak both ways: a pipeline holds its steps, so a strong value would keep its key alive.
+        self._owners: weakref.WeakKeyDictionary[Any, weakref.ref[Any]] = weakref.WeakKeyDictionary()
         self._origins: dict[int, tuple[weakref.ref[Any], Origin]] = {}
         self._names: dict[tuple[CodeType, int, int], str | None] = {}
         self._named: dict[int, tuple[weakref.ref[Any], str]] = {}
@@ -61,6 +66,23 @@ class Lineage:
         self._steps: dict[str, Iterator[int]] = {}
 
     # --- models ---------------------------------------------------------------------
+    def fitted_inside(self, instance: Any, owner: Any) -> None:
+        """``instance`` was fitted inside the fit of ``owner``, an estimator of the script's."""
+        try:
+            self._owners[instance] = weakref.ref(owner)
+        except TypeError:
+            pass
+
+    def model_of(self, instance: Any) -> Any:
+        """The script's estimator that ``instance`` was fitted inside (``instance`` itself
+        if it was fitted by the script, or its owner is gone)."""
+        try:
+            owner = self._owners.get(instance)
+        except TypeError:
+            return instance
+        found = owner() if owner is not None else None
+        return instance if found is None else found
+
     def label(self, instance: Any) -> str:
         """The label of ``instance``, given at its first sight."""
         try:

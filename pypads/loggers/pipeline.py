@@ -174,11 +174,17 @@ def _follow(call: Call) -> None:
     data, position = first_data(call.args, call.kwargs, call.instance)
     if "fit" in kinds:
         known.fitted(call.instance, data)
+        if call.parent is not None:
+            outer = call.parent
+            while outer.parent is not None:
+                outer = outer.parent
+            if outer.instance is not None and outer.instance is not call.instance:
+                known.fitted_inside(call.instance, outer.instance)
     if "predict" in kinds or "transform" in kinds:
         training = known.on_training_data(call.instance, data)
-        if call.depth == 0:
+        if call.depth == 0:  # the script's call, or one its model made for an untracked method (score)
             name = known.caller_name(data, position) if data is not None else None
-            known.produced(call.result, Origin(known.label(call.instance), name, training))
+            known.produced(call.result, Origin(known.label(known.model_of(call.instance)), name, training))
         else:
             known.produced(call.result, Origin(None, None, training))
 
