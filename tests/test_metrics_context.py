@@ -86,15 +86,19 @@ def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_
 
     tracker = make_tracker()
     pipeline = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_train, y_train)
+    other = make_pipeline(StandardScaler(), DecisionTreeClassifier(max_depth=2, random_state=0)).fit(X_train, y_train)
     search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 3]}, cv=2).fit(X_train, y_train)
     mine = LogisticRegression(C=0.5).fit(X_train, y_train)  # the script's own, after the pipeline's
-    scores = pipeline.score(X_test, y_test), search.score(X_test, y_test), mine.score(X_test, y_test)
+    scores = (pipeline.score(X_test, y_test), other.score(X_test, y_test), search.score(X_test, y_test),
+              mine.score(X_test, y_test))
     run_id = tracker.run_id
     tracker.end_run()
     run = read_run(run_id)
+    # named by the data the script gave score(), which the steps transformed before predicting
     assert run.metric_history("Pipeline.accuracy_score_X_test") == [(1, pytest.approx(scores[0]))]
-    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(1, pytest.approx(scores[1]))]
+    assert run.metric_history("Pipeline_1.accuracy_score_X_test") == [(1, pytest.approx(scores[1]))]
+    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(1, pytest.approx(scores[2]))]
     # the pipeline's step took no label: the script's own LogisticRegression is the first
-    assert run.metric_history("LogisticRegression.accuracy_score_X_test") == [(1, pytest.approx(scores[2]))]
+    assert run.metric_history("LogisticRegression.accuracy_score_X_test") == [(1, pytest.approx(scores[3]))]
     assert run.params["LogisticRegression.C"] == "0.5"
     assert not [key for key in run.metrics if key.startswith(("LogisticRegression_1", "DecisionTreeClassifier"))]

@@ -184,6 +184,9 @@ def _follow(call: Call) -> None:
         training = known.on_training_data(call.instance, data)
         if call.depth == 0:  # the script's call, or one its model made for an untracked method (score)
             name = known.caller_name(data, position) if data is not None else None
+            if name is None and data is not None:  # a step's output, transformed from data with a name
+                derived = known.origin_of((data,))
+                name = derived.data if derived is not None else None
             known.produced(call.result, Origin(known.label(known.model_of(call.instance)), name, training))
         else:
             known.produced(call.result, Origin(None, None, training))
