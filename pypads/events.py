@@ -21,7 +21,7 @@ from pypads.loggers.base import Logger
 from pypads.loggers.serialize import WriteFormats
 from pypads.loggers.values import LAYOUTS
 from pypads.mapping import MappingFile
-from pypads.schemas import most_relevant_error
+from pypads.schemas import schema_error
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -63,10 +63,7 @@ def merge_config(defaults: Mapping[str, Any], config: Mapping[str, Any] | None) 
 
 
 def _check_config(merged: dict[str, Any]) -> None:
-    # Imported here, not above: it costs 50-100 ms, a third of pypads' start-up.
-    import jsonschema
-
-    error = most_relevant_error(jsonschema.Draft202012Validator(CONFIG_SCHEMA), merged)
+    error = schema_error(merged, CONFIG_SCHEMA)
     if error is not None:
         if error.validator == "additionalProperties":
             allowed = ", ".join(sorted(error.schema.get("properties", {})))

@@ -98,6 +98,11 @@ def test_a_loop_over_one_hyper_parameter_logs_what_varies_once_per_model(tmp_pat
         X, y = datasets.load_iris(return_X_y=True)
         for C in (1.0, 0.1, 0.01):
             LogisticRegression(C=C, max_iter=500).fit(X, y)
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+        from sklearn.tree import DecisionTreeClassifier
+        for model in (LogisticRegression(max_iter=500), DecisionTreeClassifier(max_depth=2)):
+            make_pipeline(StandardScaler(), model).fit(X, y)
     """)
     result = run_script(sweep, tmp_path)
     assert result.returncode == 0, result.stderr
@@ -108,6 +113,9 @@ def test_a_loop_over_one_hyper_parameter_logs_what_varies_once_per_model(tmp_pat
     assert {key: value for key, value in params.items() if key.startswith("LogisticRegression_1.")} == {
         "LogisticRegression_1.C": "0.1", "LogisticRegression_1.other_params_as": "LogisticRegression"}
     assert params["LogisticRegression_2.C"] == "0.01" and "LogisticRegression_2.max_iter" not in params
+    # pipelines of other steps have other param names: each has all of its own
+    assert params["Pipeline_1.decisiontreeclassifier__max_depth"] == "2"
+    assert "Pipeline_1.other_params_as" not in params and "Pipeline_1.logisticregression__C" not in params
     # each model's own row keeps all of its params, so the runs table compares them
     assert children["LogisticRegression_2"].data.params["C"] == "0.01"
     assert children["LogisticRegression_2"].data.params["max_iter"] == "500"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from sklearn import datasets, metrics
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import GridSearchCV, cross_validate, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 X, y = datasets.load_iris(return_X_y=True)
@@ -80,10 +82,6 @@ def test_probabilities_text_and_unknown_models(make_tracker, read_run):
 def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_run):
     # pipeline.score() runs its steps' transform and predict for it: the prediction, and
     # the accuracy computed on it, are the pipeline's, not its inner classifier's
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
     tracker = make_tracker()
     pipeline = make_pipeline(StandardScaler(), LogisticRegression()).fit(X_train, y_train)
     other = make_pipeline(StandardScaler(), DecisionTreeClassifier(max_depth=2, random_state=0)).fit(X_train, y_train)
@@ -91,6 +89,8 @@ def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_
     mine = LogisticRegression(C=0.5).fit(X_train, y_train)  # the script's own, after the pipeline's
     scores = (pipeline.score(X_test, y_test), other.score(X_test, y_test), search.score(X_test, y_test),
               mine.score(X_test, y_test))
+    # the script calling a step itself scores the step, not the pipeline (on unscaled data)
+    step = metrics.accuracy_score(y_test, pipeline[-1].predict(X_test))
     run_id = tracker.run_id
     tracker.end_run()
     run = read_run(run_id)
@@ -101,4 +101,5 @@ def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_
     # the pipeline's step took no label: the script's own LogisticRegression is the first
     assert run.metric_history("LogisticRegression.accuracy_score_X_test") == [(1, pytest.approx(scores[3]))]
     assert run.params["LogisticRegression.C"] == "0.5"
-    assert not [key for key in run.metrics if key.startswith(("LogisticRegression_1", "DecisionTreeClassifier"))]
+    assert run.metric_history("LogisticRegression_1.accuracy_score_X_test") == [(1, pytest.approx(step))]
+    assert not [key for key in run.metrics if key.startswith("DecisionTreeClassifier")]

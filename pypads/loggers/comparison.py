@@ -8,7 +8,8 @@ gets a child run named by its label (``RandomForestClassifier``, ``Ridge_1``): i
 hyper-parameters as its params (bare, as scikit-learn spells them: ``max_depth``), the
 last value of each metric computed on its predictions (``accuracy_score_X_test``, the
 parent's ``<label>.accuracy_score_X_test``) and its saved model, whose source run it is.
-The parent keeps everything as before; a script with one model gets no child run.
+The parent keeps every model's metrics and params (see
+:class:`~pypads.loggers.parameters.Parameters`); a script with one model gets no child run.
 
 What is known of each model is gathered as the run goes (:class:`Rows`): the
 Parameters logger notes a label's params, the Metric logger its scores.
@@ -81,7 +82,7 @@ class ModelRuns(Logger):
 
     # As many as Model saves models (max_models): a child run is a model's row, and each
     # costs the end of the run three MLflow calls (20 ms); the parent keeps every model's
-    # params and metrics. 100 fits in a loop made 100 child runs, 2 s of the run's end.
+    # metrics and params. 100 fits in a loop made 100 child runs, 2 s of the run's end.
     defaults = {"max_child_runs": 20}
 
     def start(self, run: RunContext, options: Mapping[str, Any]) -> None:

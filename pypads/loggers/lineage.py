@@ -7,8 +7,9 @@ alive):
 - a *label* per estimator the user's own code fitted or scored: its class name for the
   first one, ``<Class>_1``, ``<Class>_2``… for other instances of the class;
 - the estimator each one fitted inside another's fit belongs to (a pipeline's steps, a
-  search's refit model), so that a prediction it makes for the outer one's untracked
-  method (``pipeline.score(X_test, y_test)``) is the outer model's;
+  search's refit model), so that a prediction it makes when the outer one's own code
+  calls it (the untracked ``pipeline.score(X_test, y_test)``) is the outer model's; the
+  script calling the step itself, or refitting it, makes it the script's again;
 - the data each estimator was fitted on, so that a prediction on that very data is
   known to be a *training* one;
 - the *origin* of each prediction: the label of the model that made it, the caller's
@@ -73,15 +74,29 @@ class Lineage:
         except TypeError:
             pass
 
+    def fitted_by_script(self, instance: Any) -> None:
+        """The script fitted ``instance`` itself: it belongs to no other estimator now."""
+        try:
+            self._owners.pop(instance, None)
+        except TypeError:
+            pass
+
     def model_of(self, instance: Any) -> Any:
-        """The script's estimator that ``instance`` was fitted inside (``instance`` itself
-        if it was fitted by the script, or its owner is gone)."""
+        """The script's estimator that ``instance`` predicts for, in the tracked call being
+        made: the one it was fitted inside, if that one's library code is the caller
+        (``pipeline.score``); else ``instance`` itself (the script calls a step directly)."""
         try:
             owner = self._owners.get(instance)
         except TypeError:
             return instance
         found = owner() if owner is not None else None
-        return instance if found is None else found
+        return found if found is not None and self._called_by_library() else instance
+
+    def _called_by_library(self) -> bool:
+        frame: FrameType | None = sys._getframe(2)
+        while frame is not None and _in_pypads(frame.f_code):
+            frame = frame.f_back
+        return frame is not None and self._is_internal(frame)
 
     def label(self, instance: Any) -> str:
         """The label of ``instance``, given at its first sight."""
@@ -178,8 +193,7 @@ class Lineage:
         return None
 
     def _is_internal(self, frame: FrameType) -> bool:
-        filename = frame.f_code.co_filename
-        if filename.startswith(_PYPADS_FOLDER) or filename.startswith("<pypads"):
+        if _in_pypads(frame.f_code):
             return True
         module = frame.f_globals.get("__name__")
         return isinstance(module, str) and module.partition(".")[0] in self._libraries
@@ -191,6 +205,10 @@ class Lineage:
         if steps is None:
             steps = self._steps.setdefault(series, itertools.count(1))
         return next(steps)  # atomic: no lock on a metric's path
+
+
+def _in_pypads(code: CodeType) -> bool:
+    return code.co_filename.startswith(_PYPADS_FOLDER) or code.co_filename.startswith("<pypads")
 
 
 Kept = TypeVar("Kept")

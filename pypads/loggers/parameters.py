@@ -33,13 +33,14 @@ class Parameters(Logger):
     ``max_variants`` labels are logged per class; then the tag
     ``pypads.parameters.<Class>`` says that later ones were left out.
 
-    The first estimator of a class logs all its params; a later one only those that
-    differ from the first's, and ``<label>.other_params_as`` names the first
+    The first estimator of a class logs all its params; a later one with the same param
+    names only those that differ from the first's, and ``<label>.other_params_as`` names
+    the first
     (``LogisticRegression_1.C = 0.1``, ``LogisticRegression_1.other_params_as =
     LogisticRegression``). A loop over one hyper-parameter shows that one per model, not
     every default again: 100 trees fitted in a loop logged 1,300 params, and the run's end
-    waited 0.3 s for MLflow to take them. Each model's child run (see
-    :class:`~pypads.loggers.comparison.ModelRuns`) keeps all of its own.
+    waited 0.3 s for MLflow to take them. A model's child run, when the run compares
+    models (see :class:`~pypads.loggers.comparison.ModelRuns`), has all of its own.
 
     Values are text: arrays as their type, shape and dtype (a data-dependent array such
     as a precomputed Gram matrix would otherwise make every call a new variant),
@@ -101,9 +102,9 @@ class Parameters(Logger):
         that differ from the first's, and which one it shares the others with."""
         firsts: dict[type, tuple[str, dict[str, str]]] = call.run.state(self).setdefault("firsts", {})
         first = firsts.setdefault(type(call.instance), (label, params))
-        if first[0] == label:
-            return params
         first_label, first_params = first
+        if first_label == label or first_params.keys() != params.keys():  # another pipeline's steps: all
+            return params
         differing = {name: value for name, value in params.items() if first_params.get(name) != value}
         return {**differing, OTHER_PARAMS_AS: first_label}
 

@@ -174,7 +174,9 @@ def _follow(call: Call) -> None:
     data, position = first_data(call.args, call.kwargs, call.instance)
     if "fit" in kinds:
         known.fitted(call.instance, data)
-        if call.parent is not None:
+        if call.parent is None:
+            known.fitted_by_script(call.instance)
+        else:
             outer = call.parent
             while outer.parent is not None:
                 outer = outer.parent

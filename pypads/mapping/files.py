@@ -8,8 +8,9 @@ A file's text that passed the schema once is marked so (an empty file named by t
 digest of the schema and the text, in ``$PYPADS_HOME/cache/mappings``), and is not
 validated again: importing jsonschema costs each ``PyPads()`` 50–100 ms, a third of
 pypads' start-up, to re-check the same shipped file. The other checks run every time. A
-mark is trusted only as far as building the file's model goes: should that fail, the
-mark lied (a hostile or damaged cache), and the schema names the error as it would have.
+mark is trusted as far as ``$PYPADS_HOME`` is (who can write there can write the runs'
+journals too); should building the file's model fail all the same, the mark lied, and
+the schema names the error as it would have.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from packaging.version import InvalidVersion, Version
 from pypads.errors import ConfigError, MappingError, MappingWarning, warn
 from pypads.mapping.model import HookRule, MappingEntry, MappingFile
 from pypads.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
-from pypads.schemas import most_relevant_error
+from pypads.schemas import schema_error
 from pypads.store import pypads_home
 
 if TYPE_CHECKING:
@@ -93,7 +94,11 @@ def read_mapping_file(path: str | Path) -> MappingFile:
         where = f"line {error.lineno}, column {error.colno}"
         raise MappingError(source, "$", f"malformed JSON at {where}: {error.msg}") from None
     mark = validation_mark(text)
-    if not mark.exists():
+    try:
+        marked = mark.exists()
+    except OSError:  # a cache folder this user may not search: as if unmarked
+        marked = False
+    if not marked:
         parsed = parse_mapping(document, source)
         try:
             mark.parent.mkdir(parents=True, exist_ok=True)
@@ -117,10 +122,7 @@ def parse_mapping(document: Any, source: str = ARGUMENT_SOURCE) -> MappingFile:
 
 
 def _check_schema(document: Any, source: str) -> None:
-    # Imported here, not above: its 50-100 ms are paid only by a text not validated before.
-    import jsonschema
-
-    error = most_relevant_error(jsonschema.Draft202012Validator(mapping_schema()), document)
+    error = schema_error(document, mapping_schema())
     if error is not None:
         raise MappingError(source, error.json_path, _describe(error))
 

@@ -38,7 +38,7 @@ def schemas() -> dict[str, dict[str, Any]]:
 
 @cache
 def _registry() -> Registry:
-    from referencing import Registry, Resource
+    from referencing import Registry, Resource  # deferred: see above
 
     return Registry().with_resources((uri, Resource.from_contents(schema)) for uri, schema in schemas().items())
 
@@ -46,7 +46,7 @@ def _registry() -> Registry:
 def validator(schema_id: str, definition: str | None = None) -> Validator:
     """A validator of the schema ``schema_id`` (or one of its ``$defs``, for the
     call-database files); keep it to check many documents."""
-    import jsonschema
+    import jsonschema  # deferred: see above
 
     schema: dict[str, Any] = {"$ref": f"{schema_id}#/$defs/{definition}" if definition else schema_id}
     return jsonschema.Draft202012Validator(schema, registry=_registry())
@@ -58,8 +58,16 @@ def validate(document: Any, schema_id: str, definition: str | None = None) -> No
     validator(schema_id, definition).validate(document)
 
 
-def most_relevant_error(validator: Validator, document: Any) -> ValidationError | None:
+def most_relevant_error(checker: Validator, document: Any) -> ValidationError | None:
     """The error of ``document`` that best says what is wrong with it, or None."""
-    from jsonschema.exceptions import best_match
+    from jsonschema.exceptions import best_match  # deferred: see above
 
-    return best_match(validator.iter_errors(document))
+    return best_match(checker.iter_errors(document))
+
+
+def schema_error(document: Any, schema: dict[str, Any]) -> ValidationError | None:
+    """The error of ``document`` against a schema of its own (a mapping file's, the
+    config's) that best says what is wrong with it, or None."""
+    import jsonschema  # deferred: see above
+
+    return most_relevant_error(jsonschema.Draft202012Validator(schema), document)

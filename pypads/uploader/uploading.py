@@ -80,9 +80,9 @@ class Uploader:
         self._since = self.journal.committed()
         self._first_drain = True
         self._saved_models: set[str] = set()  # keys of the models saved by this uploader
-        # The run's experiment, read once while the run is young: read later, it would
-        # load every param the run has by then (MLflow's get_run reads the whole run).
-        self._run_info: Any = None
+        # The run's experiment, for child runs and models: read once, and before a batch's
+        # params when the batch has child runs (MLflow's get_run loads every param).
+        self._experiment_id: str | None = None
         self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
 
     def open(self) -> bool:
@@ -173,8 +173,8 @@ class Uploader:
         link = connection()
         where = f"MLflow run {self.run_id} (kept in {self.journal.folder})"
         try:
-            if self._run_info is None:  # before this batch's params make the run slower to read
-                self._run_info = self.clock.call(self.client.get_run, self.run_id).info
+            if batch.child_runs:
+                self._experiment()
             if batch.has_entities:
                 link.write_entities(self.client, self.run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
@@ -187,7 +187,7 @@ class Uploader:
             if batch.child_runs:
                 self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
                                                             self._warn_once, self.clock.call,
-                                                            experiment_id=self._run_info.experiment_id))
+                                                            experiment_id=self._experiment()))
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("inputs", f"could not log datasets or child runs to {where}: {error}")
@@ -211,6 +211,10 @@ class Uploader:
         except OSError as error:  # a full disk: this process knows how far it got, a recovery would resend
             self._warn_once("commit", f"could not note the upload's progress in {self.journal.folder}: {error}")
 
+    def _experiment(self) -> str:
+        if self._experiment_id is None:
+            self._experiment_id = self.clock.call(self.client.get_run, self.run_id).info.experiment_id
+        return self._experiment_id
 
     def _save_models(self) -> bool:
         """Save the final state of each estimator the script fitted as an MLflow model:
@@ -225,7 +229,7 @@ class Uploader:
                 if pickled is not None:
                     connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
                                            self._model_runs.get(entry.get("label", "")),
-                                           experiment_id=self._run_info.experiment_id, versions=versions)
+                                           experiment_id=self._experiment(), versions=versions)
             except Exception as error:
                 if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     self.failed, self.failure = True, error
