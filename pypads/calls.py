@@ -52,6 +52,14 @@ class Call:
     duration: float | None = None
 
     @property
+    def outermost(self) -> Call:
+        """The script's own call this one was made inside (itself at depth 0)."""
+        call = self
+        while call.parent is not None:
+            call = call.parent
+        return call
+
+    @property
     def folder(self) -> str:
         """The artifact folder of this call: readable, unique and in call order."""
         return f"calls/{self.order:04d}_{self.name}"

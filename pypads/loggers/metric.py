@@ -99,9 +99,7 @@ def _series_name(function: str, origin: Origin | None, data: str | None) -> str:
 
 
 def _library_series(known: Lineage, call: Call) -> str:
-    root = call
-    while root.parent is not None:
-        root = root.parent
+    root = call.outermost
     origin = known.origin_of(call.args) or known.origin_of(tuple(call.kwargs.values()))
     kind = "" if origin is None else "train_" if origin.training else "test_"
     return f"{_outer_name(known, root)}/{kind}{call.name}"

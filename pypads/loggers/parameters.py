@@ -35,8 +35,7 @@ class Parameters(Logger):
 
     The first estimator of a class logs all its params; a later one with the same param
     names only those that differ from the first's, and ``<label>.other_params_as`` names
-    the first
-    (``LogisticRegression_1.C = 0.1``, ``LogisticRegression_1.other_params_as =
+    the first (``LogisticRegression_1.C = 0.1``, ``LogisticRegression_1.other_params_as =
     LogisticRegression``). A loop over one hyper-parameter shows that one per model, not
     every default again: 100 trees fitted in a loop logged 1,300 params, and the run's end
     waited 0.3 s for MLflow to take them. A model's child run, when the run compares
@@ -101,8 +100,7 @@ class Parameters(Logger):
         """All of ``params`` for the first estimator of its class; for a later one, those
         that differ from the first's, and which one it shares the others with."""
         firsts: dict[type, tuple[str, dict[str, str]]] = call.run.state(self).setdefault("firsts", {})
-        first = firsts.setdefault(type(call.instance), (label, params))
-        first_label, first_params = first
+        first_label, first_params = firsts.setdefault(type(call.instance), (label, params))
         if first_label == label or first_params.keys() != params.keys():  # another pipeline's steps: all
             return params
         differing = {name: value for name, value in params.items() if first_params.get(name) != value}

@@ -177,11 +177,9 @@ def _follow(call: Call) -> None:
         if call.parent is None:
             known.fitted_by_script(call.instance)
         else:
-            outer = call.parent
-            while outer.parent is not None:
-                outer = outer.parent
-            if outer.instance is not None and outer.instance is not call.instance:
-                known.fitted_inside(call.instance, outer.instance)
+            outer = call.outermost.instance
+            if outer is not None and outer is not call.instance:
+                known.fitted_inside(call.instance, outer)
     if "predict" in kinds or "transform" in kinds:
         training = known.on_training_data(call.instance, data)
         if call.depth == 0:  # the script's call, or one its model made for an untracked method (score)

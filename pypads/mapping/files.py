@@ -93,6 +93,11 @@ def read_mapping_file(path: str | Path) -> MappingFile:
     except json.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise MappingError(source, "$", f"malformed JSON at {where}: {error.msg}") from None
+    return _parse_once(document, text, source)
+
+
+def _parse_once(document: Any, text: str, source: str) -> MappingFile:
+    """:func:`parse_mapping`, without the schema for a ``text`` marked as validated."""
     mark = validation_mark(text)
     try:
         marked = mark.exists()
