@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pypads.context import RunContext
+from pypads.errors import PASSES_THROUGH_LOGGERS
 
 if TYPE_CHECKING:  # the loggers package imports this module for ``Call``
     from pypads.loggers.base import Logger
@@ -246,7 +247,9 @@ class CallSite:
                 if depth < 0 or call.depth <= depth:  # the event's depth: what the logger sees
                     try:
                         states[index] = pre(call, options)
-                    except Exception as error:  # a logger must never break the user's call
+                    except PASSES_THROUGH_LOGGERS:
+                        raise
+                    except BaseException as error:  # a logger must never break the user's call
                         call.run.logger_failed(self.handlers[index].logger.name, f"pre of {call.name}", error)
             return states
         finally:
@@ -259,7 +262,9 @@ class CallSite:
                 if depth < 0 or call.depth <= depth:
                     try:
                         post(call, None if before is None else before[index], options)
-                    except Exception as error:  # a logger must never break the user's call
+                    except PASSES_THROUGH_LOGGERS:
+                        raise
+                    except BaseException as error:  # a logger must never break the user's call
                         call.run.logger_failed(self.handlers[index].logger.name, f"post of {call.name}", error)
         finally:
             _in_pypads.reset(token)

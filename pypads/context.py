@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pypads.errors import LoggerFailure, LoggerWarning, warn
+from pypads.errors import PASSES_THROUGH_LOGGERS, LoggerFailure, LoggerWarning, warn
 from pypads.mapping import MappingFile
 from pypads.writer import Writer
 
@@ -57,7 +57,9 @@ class RunContext:
         for callback in callbacks:
             try:
                 callback()
-            except Exception as error:
+            except PASSES_THROUGH_LOGGERS:
+                raise
+            except BaseException as error:
                 self.logger_failed(getattr(callback, "__qualname__", "end callback"), "run end", error)
 
     def next_call(self, name: str) -> tuple[int, int]:

@@ -51,6 +51,13 @@ class LoggerWarning(UserWarning):
     """A logger failed; the tracked call went on unharmed. Issued once per logger and run."""
 
 
+# What a failing logger may raise that still ends the program as it would untracked:
+# Ctrl-C, sys.exit() and a generator being closed. Every other BaseException (pytest's
+# fail/skip outcomes, asyncio.CancelledError, gevent's and trio's timeouts) is the
+# logger's trouble, not the script's: caught, warned about and tagged like an Exception.
+PASSES_THROUGH_LOGGERS: tuple[type[BaseException], ...] = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
 def warn(message: str, category: type[Warning] = UserWarning, stacklevel: int = 2) -> None:
     """Issue a pypads warning that can never raise into the user's code.
 

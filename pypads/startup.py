@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pypads.context import RunContext
-from pypads.errors import ConfigError, warn
+from pypads.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
 from pypads.events import EventTable
 from pypads.mapping import MappingFile
 from pypads.narrator import logger
@@ -71,7 +71,9 @@ def start_run_functions(tracker: Any, run: RunContext, events: EventTable, confi
     for handler in events.handlers():
         try:
             handler.logger.start(run, handler.options)
-        except Exception as error:
+        except PASSES_THROUGH_LOGGERS:
+            raise
+        except BaseException as error:
             run.logger_failed(handler.logger.name, "run start", error)
     settings = RunSettings.from_config(config, load_salt(pypads_home()))
     wanted = [function for function in functions if function_name(function) not in config["disabled"]]
@@ -99,7 +101,9 @@ def _run_function(function: RunLogger | RunFunction, tracker: Any, run: RunConte
             function.log(run, settings)
         else:
             function(tracker)
-    except Exception as error:
+    except PASSES_THROUGH_LOGGERS:
+        raise
+    except BaseException as error:
         run.logger_failed(function_name(function), "run start", error)
 
 

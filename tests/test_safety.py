@@ -99,6 +99,46 @@ def test_failing_logger_is_one_warning_and_a_tag_and_the_call_runs_once(make_tra
     assert "pre exploded" in read_run(run_id).tags["pypads.failure.Exploding"]
 
 
+class Fatal(BaseException):
+    """What pytest.fail, asyncio.CancelledError or a trio timeout look like to a logger."""
+
+
+class Raising(Logger):
+    """A logger whose pre raises the exception it is given."""
+
+    def __init__(self, error):
+        super().__init__()
+        self.error = error
+
+    def pre(self, call, options):
+        raise self.error
+
+    def post(self, call, before, options):
+        raise self.error
+
+
+def test_a_logger_raising_a_base_exception_is_a_warning_and_a_tag(make_tracker, read_run, monkeypatch):
+    monkeypatch.setenv("PYPADS_STRICT", "0")
+    tracker = make_tracker(logging_fns={"parameters": Raising(Fatal("logger gave up"))})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = DecisionTreeClassifier(random_state=0).fit(X, y)
+    assert metrics.accuracy_score(y, model.predict(X)) == 1.0
+    assert [str(w.message) for w in caught if issubclass(w.category, LoggerWarning)] == [
+        "pypads logger Raising failed in pre of DecisionTreeClassifier.fit (Fatal: logger gave up); the tracked code was not affected"]
+    run_id = tracker.run_id
+    tracker.end_run()
+    assert read_run(run_id).tags["pypads.failure.Raising"] == "pre of DecisionTreeClassifier.fit: Fatal: logger gave up"
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), SystemExit(3)], ids=["KeyboardInterrupt", "SystemExit"])
+def test_ctrl_c_and_exit_in_a_logger_still_stop_the_program(make_tracker, monkeypatch, error):
+    monkeypatch.setenv("PYPADS_STRICT", "0")
+    make_tracker(logging_fns={"parameters": Raising(error)})
+    with pytest.raises(type(error)):
+        DecisionTreeClassifier().fit(X, y)
+
+
 def test_strict_mode_raises_logger_errors(make_tracker, monkeypatch):
     monkeypatch.setenv("PYPADS_STRICT", "1")
     make_tracker(logging_fns={"parameters": Exploding()})
