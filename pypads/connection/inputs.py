@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from mlflow.data.schema import TensorDatasetSchema
 from mlflow.entities import Dataset, DatasetInput, InputTag
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from mlflow.types.schema import ColSpec, DataType, Schema, TensorSpec
 
@@ -16,14 +17,58 @@ from pypads.connection.entities import MlflowCaller, Warn, direct, write_entitie
 from pypads.journal.reading import Batch
 
 
-def log_datasets(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], call: MlflowCaller = direct) -> None:
+def log_datasets(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], warn: Warn,
+                 call: MlflowCaller = direct) -> None:
     """The "dataset" entries as the run's dataset inputs, with the context (``training``,
-    ``evaluation``) as MLflow's ``mlflow.data.context`` tag."""
+    ``evaluation``) as MLflow's ``mlflow.data.context`` tag. A dataset MLflow refuses is
+    left out with a warning naming it; the others are logged all the same."""
     source = json.dumps({"tags": {"mlflow.source.name": sys.argv[0] if sys.argv else ""}})
-    inputs = [DatasetInput(Dataset(entry["name"], entry["digest"], "code", source, _dataset_schema(entry),
-                                   json.dumps(entry.get("profile", {}))),
-                           tags=[InputTag("mlflow.data.context", entry["context"])]) for entry in entries]
-    call(client.log_inputs, run_id, inputs)
+    inputs = []
+    for entry in entries:
+        try:
+            inputs.append(DatasetInput(Dataset(entry["name"], entry["digest"], "code", source, _dataset_schema(entry),
+                                               json.dumps(entry.get("profile", {}))),
+                                       tags=[InputTag("mlflow.data.context", entry["context"])]))
+        except (KeyError, TypeError, ValueError) as error:  # a journal line written by hand, or damaged
+            warn(f"dataset:{entry.get('name')}", f"pypads left out dataset {entry.get('name')!r}, "
+                 f"whose journal entry is not well formed: {type(error).__name__}: {error}")
+    _log_inputs(client, run_id, inputs, warn, call)
+
+
+def _log_inputs(client: MlflowClient, run_id: str, inputs: list[DatasetInput], warn: Warn, call: MlflowCaller) -> None:
+    """One ``log_inputs`` call; halved, as a refused ``log_batch`` is, until each refused
+    dataset stands alone and is dropped. Other errors (the store's) are raised: the
+    journal keeps the datasets."""
+    if not inputs:
+        return
+    try:
+        call(client.log_inputs, run_id, inputs)
+    except MlflowException as error:
+        if error.error_code != "INVALID_PARAMETER_VALUE":
+            raise
+        if len(inputs) == 1:
+            _log_refused_input(client, run_id, inputs[0], error, warn, call)
+            return
+        for part in (inputs[: len(inputs) // 2], inputs[len(inputs) // 2 :]):
+            _log_inputs(client, run_id, part, warn, call)
+
+
+def _log_refused_input(client: MlflowClient, run_id: str, refused: DatasetInput, error: MlflowException, warn: Warn,
+                       call: MlflowCaller) -> None:
+    """A dataset MLflow refused, once more without its schema and profile (what grows
+    with the data: a thousand long column names pass MLflow's 1 MB limit); dropped if
+    even its name and digest are refused."""
+    dataset = refused.dataset
+    name = dataset.name
+    try:
+        call(client.log_inputs, run_id, [DatasetInput(Dataset(name, dataset.digest, dataset.source_type, dataset.source),
+                                                      tags=refused.tags)])
+    except MlflowException as again:
+        if again.error_code != "INVALID_PARAMETER_VALUE":
+            raise
+        warn(f"dataset:{name}", f"MLflow refused dataset {name[:100]!r}, left out: {again.message}")
+        return
+    warn(f"dataset:{name}", f"MLflow refused the schema or profile of dataset {name!r}, logged without them: {error.message}")
 
 
 def _dataset_schema(entry: dict[str, Any]) -> str | None:
@@ -38,20 +83,43 @@ def _dataset_schema(entry: dict[str, Any]) -> str | None:
 
 def schema_of(described: dict[str, Any] | None) -> Schema | None:
     """An MLflow schema from the logger's description of an array, Series or DataFrame
-    (dtypes and shape, see ``pypads.loggers.datasets.describe``): no data needed."""
+    (dtypes and shape, see ``pypads.loggers.datasets.describe``): no data needed. None
+    for a value of no such kind, or one whose description came from a journal that is
+    not well formed: a dataset or a model then goes without a schema, never without
+    itself."""
+    try:
+        return _schema_of(described)
+    except (KeyError, TypeError, ValueError, MlflowException):
+        return None
+
+
+def _schema_of(described: dict[str, Any] | None) -> Schema | None:
     if not described or described.get("kind") not in {"array", "frame", "series"}:
         return None
     if described["kind"] == "frame":
         return Schema([ColSpec(_column_type(dtype), str(name)) for name, dtype in zip(described["columns"], described["dtypes"])])
     if described["kind"] == "series":
         return Schema([ColSpec(_column_type(described["dtype"]))])
-    return Schema([TensorSpec(np.dtype(described["dtype"]), (-1, *described["shape"][1:]))])
+    if described.get("fields"):  # a structured array: a column per field, as a frame's
+        return Schema([ColSpec(_column_type(dtype), str(name)) for name, dtype in described["fields"]])
+    return Schema([TensorSpec(_tensor_dtype(described["dtype"]), (-1, *described["shape"][1:]))])
+
+
+def _tensor_dtype(text: str) -> np.dtype[Any]:
+    """The dtype of a tensor spec: MLflow takes strings and bytes only without a length
+    (``<U10`` is refused; string class labels are the most common of targets)."""
+    dtype = np.dtype(text)
+    if dtype.kind == "U":
+        return np.dtype(str)
+    if dtype.kind == "S":
+        return np.dtype(bytes)
+    return dtype
 
 
 def _column_type(dtype: str) -> DataType:
     try:
         return DataType.from_numpy_type(np.dtype(dtype)) or DataType.string
-    except TypeError:  # pandas' own dtypes (category, string)
+    except (TypeError, MlflowException):  # pandas' own dtypes (category, string), or one MLflow has no type for
         return DataType.string
 
 

@@ -28,14 +28,19 @@ def describe(value: Any) -> dict[str, Any] | None:
     """What a schema needs of ``value`` (kind, dtypes, shape, column names), read from
     its metadata without touching its data; None for a value that is no array or frame."""
     if isinstance(value, np.ndarray):
-        return {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape)}
+        described = {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape)}
+        if value.dtype.names:  # a structured array: its fields are its columns (its dtype's text is no dtype)
+            described["fields"] = [[name, str(value.dtype.fields[name][0])] for name in value.dtype.names[:MAX_COLUMNS]]
+        return described
     module = type(value).__module__
     if module.startswith("pandas") and hasattr(value, "columns"):
         columns = value.columns[:MAX_COLUMNS]
         return {"kind": "frame", "shape": list(value.shape), "columns": [str(name) for name in columns],
                 "dtypes": [str(dtype) for dtype in value.dtypes.iloc[:MAX_COLUMNS]]}
     if module.startswith("pandas") and hasattr(value, "dtype") and getattr(value, "ndim", 0) == 1:
-        return {"kind": "series", "shape": list(value.shape), "name": str(value.name), "dtype": str(value.dtype)}
+        # A Series, or an extension array (Categorical, IntegerArray), which has no name
+        return {"kind": "series", "shape": list(value.shape), "name": str(getattr(value, "name", None)),
+                "dtype": str(value.dtype)}
     if module.startswith("scipy.sparse") and hasattr(value, "nnz"):
         return {"kind": "sparse", "dtype": str(value.dtype), "shape": list(value.shape)}
     return None

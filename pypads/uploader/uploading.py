@@ -183,7 +183,7 @@ class Uploader:
             return
         try:
             if batch.datasets:
-                link.log_datasets(self.client, self.run_id, batch.datasets, self.clock.call)
+                link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
             if batch.child_runs:
                 self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
                                                             self._warn_once, self.clock.call,
