@@ -125,8 +125,10 @@ class Writer:
     def log_params(self, params: Mapping[str, str]) -> None:
         self._write(self.journal.record, {"kind": "params", "items": dict(params)})
 
-    def log_metric(self, key: str, value: float, step: int = 0) -> None:
-        self._write(self.journal.record_metric, key, float(value), int(time.time() * 1000), int(step))
+    def log_metric(self, key: str, value: float, step: int = 0, timestamp: int | None = None) -> None:
+        """One metric's value; ``timestamp`` (ms since the epoch) is now unless given."""
+        self._write(self.journal.record_metric, key, float(value),
+                    int(time.time() * 1000) if timestamp is None else timestamp, int(step))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         timestamp = int(time.time() * 1000)

@@ -119,3 +119,45 @@ def test_a_loop_over_one_hyper_parameter_logs_what_varies_once_per_model(tmp_pat
     # each model's own row keeps all of its params, so the runs table compares them
     assert children["LogisticRegression_2"].data.params["C"] == "0.01"
     assert children["LogisticRegression_2"].data.params["max_iter"] == "500"
+
+
+def test_each_model_page_has_its_params_its_scores_on_named_data_and_each_child_run_its_own_fit_and_datasets(tmp_path):
+    result = run_script(SCRIPT, tmp_path)
+    assert result.returncode == 0, result.stderr
+    uri = store_of(tmp_path)
+    parent, children = runs_of(uri)
+    client = MlflowClient(uri)
+    models = {model.name: model for model in client.search_logged_models([parent.info.experiment_id])}
+    assert set(models) == {"RandomForestClassifier", "LogisticRegression"}
+    data = {item.dataset.name: item.dataset.digest for item in parent.inputs.dataset_inputs}
+    for name, model in models.items():
+        assert model.source_run_id == children[name].info.run_id
+        scores = {metric.key: metric for metric in model.metrics}
+        assert set(scores) == {"accuracy_score_X_test", "f1_score_X_test"}
+        assert all(metric.dataset_name == "X_test" and metric.dataset_digest == data["X_test"] for metric in scores.values())
+        assert scores["accuracy_score_X_test"].value == children[name].data.metrics["accuracy_score_X_test"]
+        child = children[name]
+        assert {item.dataset.name: [tag.value for tag in item.tags] for item in child.inputs.dataset_inputs} == {
+            "X_train": ["training"], "X_test": ["evaluation"]}
+        # One point in the run's history, though the model's page has the score too.
+        assert len(client.get_metric_history(child.info.run_id, "accuracy_score_X_test")) == 1
+        # The child run spans its own fit, not the script.
+        assert parent.info.start_time <= child.info.start_time <= child.info.end_time <= parent.info.end_time
+        assert child.info.end_time - child.info.start_time < parent.info.end_time - parent.info.start_time
+    assert models["RandomForestClassifier"].params["max_depth"] == "2"
+    assert models["LogisticRegression"].params["C"] == "0.05"
+    assert children["RandomForestClassifier"].info.start_time != children["LogisticRegression"].info.start_time
+
+
+def test_the_page_of_a_scripts_only_model_has_its_params_and_its_scores_on_named_data(tmp_path):
+    one_model = SCRIPT.replace("linear = LogisticRegression(C=0.05, max_iter=500).fit(X_train, y_train)\n", "").replace(
+        "(forest, linear)", "(forest,)")
+    result = run_script(one_model, tmp_path)
+    assert result.returncode == 0, result.stderr
+    parent, _ = runs_of(store_of(tmp_path))
+    client = MlflowClient(store_of(tmp_path))
+    (model,) = client.search_logged_models([parent.info.experiment_id])
+    assert model.source_run_id == parent.info.run_id
+    assert model.params["n_estimators"] == "5"
+    scores = {metric.key: metric.dataset_name for metric in model.metrics}
+    assert scores == {"RandomForestClassifier.accuracy_score_X_test": "X_test", "RandomForestClassifier.f1_score_X_test": "X_test"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -124,11 +125,13 @@ def _column_type(dtype: str) -> DataType:
 
 
 def log_child_runs(client: MlflowClient, run_id: str, entries: list[dict[str, Any]], warn: Warn,
-                   call: MlflowCaller = direct, *, experiment_id: str | None = None) -> dict[str, str]:
+                   call: MlflowCaller = direct, *, experiment_id: str | None = None,
+                   dataset_of: Callable[[str], dict[str, Any] | None] = lambda name: None) -> dict[str, str]:
     """Each "child_run" entry as a run of its own under ``run_id`` (MLflow's tag
     ``mlflow.parentRunId``) in ``experiment_id`` (by default the parent's), created,
-    filled and ended at once. Returns the child run of each model label (entries of the
-    model comparison), for its model to name as source."""
+    filled and ended at once, with the datasets it names as its inputs (``dataset_of``
+    gives a name's "dataset" entry). Returns the child run of each model label (entries
+    of the model comparison), for its model to name as source."""
     if experiment_id is None:
         experiment_id = call(client.get_run, run_id).info.experiment_id
     by_label = {}
@@ -136,12 +139,26 @@ def log_child_runs(client: MlflowClient, run_id: str, entries: list[dict[str, An
         tags = {**entry.get("tags", {}), "mlflow.parentRunId": run_id}
         child = call(client.create_run, experiment_id, entry.get("start_time"), tags, entry.get("name"))
         child_id = child.info.run_id
-        steps = entry.get("steps", {})
         batch = Batch(params=dict(entry.get("params", {})), tags={},
-                      metrics=[(key, value, entry.get("timestamp", 0), steps.get(key, 0))
-                               for key, value in entry.get("metrics", {}).items()])
+                      metrics=[(key, value, timestamp, step) for key, value, timestamp, step, _ in metrics_of(entry)])
         write_entities(client, child_id, batch, warn, call)
+        used = [(found, context) for name, context in entry.get("datasets", []) if (found := dataset_of(name)) is not None]
+        if used:
+            log_datasets(client, child_id, [{**found, "context": context} for found, context in used], warn, call)
         call(client.set_terminated, child_id, "FINISHED", entry.get("end_time"))
         if entry.get("model_label"):
             by_label[entry["model_label"]] = child_id
     return by_label
+
+
+def metrics_of(entry: dict[str, Any]) -> list[tuple[str, float, int, int, str | None]]:
+    """An entry's metrics as ``(key, value, timestamp, step, dataset name)``; an item
+    that is not of that shape (a journal damaged or written by hand) is left out."""
+    found = []
+    for item in entry.get("metrics", []):
+        try:
+            key, value, timestamp, step, data = item
+            found.append((str(key), float(value), int(timestamp), int(step), None if data is None else str(data)))
+        except (TypeError, ValueError):
+            continue
+    return found

@@ -7,24 +7,28 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import mlflow
 import mlflow.pyfunc
-from mlflow.entities import LoggedModelOutput, LoggedModelStatus
+from mlflow.entities import LoggedModelOutput, LoggedModelStatus, Metric
+from mlflow.exceptions import MlflowException
 from mlflow.models import Model, ModelSignature
 from mlflow.tracking import MlflowClient
 
-from pypads.connection.entities import MlflowCaller, direct
-from pypads.connection.inputs import schema_of
+from pypads.connection.entities import MAX_ENTITIES_PER_BATCH, MlflowCaller, Warn, direct
+from pypads.connection.inputs import metrics_of, schema_of
 
 PICKLE = "model.pkl"  # a saved model's pickle, as mlflow.sklearn names it
 
 
 def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled: bytes, call: MlflowCaller = direct,
               child_run_id: str | None = None, *, experiment_id: str | None = None,
-              versions: dict[str, str | None] | None = None) -> str:
+              versions: dict[str, str | None] | None = None, card: dict[str, Any] | None = None,
+              dataset_of: Callable[[str], dict[str, Any] | None] = lambda name: None,
+              warn: Warn = lambda key, message: None) -> str:
     """Save the estimator the script pickled as an MLflow model of the sklearn flavour
     (pyfunc-loadable if it predicts, with the signature the logger described), listed
     among the run's logged models (and those of its child run ``child_run_id``, then
@@ -39,12 +43,19 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
     ``experiment_id`` (the run's) and ``versions`` (installed versions by distribution,
     filled as they are looked up) are what a caller saving several models of one run
     passes to each: reading a version from the installed metadata takes milliseconds,
-    and six of them made a fifth of a model's save."""
+    and six of them made a fifth of a model's save.
+
+    ``card`` is the model's "model_card" entry: its params become the model's, and its
+    metrics are logged again into the source run with the model's id and the dataset
+    each was computed on (``dataset_of`` gives a name's "dataset" entry), the same key,
+    value, time and step, so that the run's history keeps one point and *Models* shows
+    the model's scores, params and datasets."""
     if experiment_id is None:
         experiment_id = call(client.get_run, run_id).info.experiment_id
     source = child_run_id or run_id
+    params = {str(key): str(value) for key, value in (card or {}).get("params", {}).items()}
     model = call(lambda: client.create_logged_model(experiment_id, name=entry["name"], source_run_id=source,
-                                                    tags=entry.get("tags")))
+                                                    tags=entry.get("tags"), params=params or None))
     folder = Path(tempfile.mkdtemp(prefix="pypads-model-"))
     try:
         described = Model(artifact_path=model.artifact_location, model_uuid=model.model_id, run_id=source,
@@ -60,7 +71,27 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
     for owner in dict.fromkeys((run_id, source)):
         call(client.log_outputs, owner, [LoggedModelOutput(model.model_id, step=0)])
     call(client.finalize_logged_model, model.model_id, LoggedModelStatus.READY)
+    if card is not None:
+        # Named as the source run names them: bare in the model's child run, after the label in the parent.
+        prefix = "" if child_run_id else f"{card.get('model_label')}."
+        _log_model_metrics(client, source, model.model_id, card, prefix, dataset_of, warn, call)
     return model.model_id
+
+
+def _log_model_metrics(client: MlflowClient, run_id: str, model_id: str, card: dict[str, Any], prefix: str,
+                       dataset_of: Callable[[str], dict[str, Any] | None], warn: Warn, call: MlflowCaller) -> None:
+    metrics = []
+    for key, value, timestamp, step, data in metrics_of(card):
+        dataset = dataset_of(data) if data is not None else None
+        name, digest = (dataset["name"], dataset["digest"]) if dataset else (None, None)
+        metrics.append(Metric(prefix + key, value, timestamp, step, model_id=model_id, dataset_name=name, dataset_digest=digest))
+    for start in range(0, len(metrics), MAX_ENTITIES_PER_BATCH):
+        try:
+            call(lambda part=metrics[start:start + MAX_ENTITIES_PER_BATCH]: client.log_batch(run_id, metrics=part))
+        except MlflowException as error:
+            if error.error_code != "INVALID_PARAMETER_VALUE":
+                raise
+            warn(f"model metrics:{model_id}", f"MLflow refused the metrics of model {model_id}: {error.message}")
 
 
 def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, versions: dict[str, str | None],

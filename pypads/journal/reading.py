@@ -80,6 +80,9 @@ class JournalReader(JournalFolder):
         # The latest "model" entry of each key, from every line read: a model is saved
         # when the run ends, so its entry must survive the commits of the lines around it.
         self._models: dict[str, dict[str, Any]] = {}
+        # Likewise what a model's page needs: its card by label, the datasets by name.
+        self._cards: dict[str, dict[str, Any]] = {}
+        self._datasets: dict[str, dict[str, Any]] = {}
 
     def commit(self, offset: int) -> None:
         """Note that the entity lines up to ``offset`` are in MLflow."""
@@ -112,6 +115,10 @@ class JournalReader(JournalFolder):
                     self._locate(entry)
                 elif entry.get("kind") == "model":
                     self._models[str(entry.get("key"))] = entry
+                elif entry.get("kind") == "model_card":
+                    self._cards[str(entry.get("model_label"))] = entry
+                elif entry.get("kind") == "dataset":
+                    self._datasets[str(entry.get("name"))] = entry
                 if start >= since:
                     batch.add(entry)
         batch.offset = max(since, self._read)  # lines before ``since`` are committed already
@@ -129,6 +136,15 @@ class JournalReader(JournalFolder):
         """The latest "model" entry of each key among the lines read: the final state
         of each estimator the script fitted, to be saved as the run ends."""
         return list(self._models.values())
+
+    def model_card(self, label: str) -> dict[str, Any] | None:
+        """What the run knows of the model labelled ``label``: its params, its metrics
+        and its datasets (see :mod:`pypads.loggers.comparison`)."""
+        return self._cards.get(label)
+
+    def dataset(self, name: str) -> dict[str, Any] | None:
+        """The latest "dataset" entry named ``name`` among the lines read."""
+        return self._datasets.get(name)
 
     def entry_content(self, entry: dict[str, Any]) -> bytes | None:
         """The content kept with ``entry`` (None if it has none)."""

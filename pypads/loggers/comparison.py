@@ -18,16 +18,26 @@ Parameters logger notes a label's params, the Metric logger its scores.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pypads.calls import Call
 from pypads.context import RunContext
 from pypads.loggers.base import Logger
 
 MAX_SCORES = 1000  # metric names per model: a loop over many datasets stays bounded
+
+
+class Score(NamedTuple):
+    """The last value of one metric computed on a model's predictions."""
+
+    value: float
+    step: int
+    timestamp: int
+    """When it was computed (ms since the epoch), as the metric's own line says."""
+    data: str | None
+    """The script's name for the data the prediction was made on (a dataset's name)."""
 
 
 @dataclass
@@ -38,7 +48,9 @@ class ModelRow:
     estimator_class: str
     predicts: bool
     params: dict[str, str]
-    scores: dict[str, tuple[float, int]] = field(default_factory=dict)  # metric -> (last value, its step)
+    started: int  # its first fit's start, ms since the epoch
+    ended: int  # its last fit's end
+    scores: dict[str, Score] = field(default_factory=dict)  # metric -> its last value
 
 
 class Rows:
@@ -47,20 +59,37 @@ class Rows:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.by_label: dict[str, ModelRow] = {}
+        # Per label, dataset name -> context, in order of use. Apart from the rows: a fit's
+        # data may be seen before its params give the row.
+        self.datasets: dict[str, dict[str, str]] = {}
 
-    def fitted(self, label: str, instance: Any, params: dict[str, str]) -> None:
-        """The script fitted ``instance``, labelled ``label``, with ``params``."""
+    def fitted(self, label: str, instance: Any, params: dict[str, str], started: int, ended: int) -> None:
+        """The script fitted ``instance``, labelled ``label``, with ``params``, from
+        ``started`` to ``ended`` (ms since the epoch)."""
         kind = type(instance)
         with self._lock:
-            if label not in self.by_label:
+            row = self.by_label.get(label)
+            if row is None:
                 self.by_label[label] = ModelRow(label, f"{kind.__module__}.{kind.__qualname__}",
-                                                callable(getattr(instance, "predict", None)), dict(params))
+                                                callable(getattr(instance, "predict", None)), dict(params), started, ended)
+            else:  # refitted with the same params (a loop over data): the span covers them all
+                row.ended = max(row.ended, ended)
 
-    def scored(self, label: str, metric: str, value: float, step: int) -> None:
+    def scored(self, label: str, metric: str, score: Score) -> None:
         """A metric was computed on a prediction of the model labelled ``label``."""
         row = self.by_label.get(label)
         if row is not None and (metric in row.scores or len(row.scores) < MAX_SCORES):
-            row.scores[metric] = (value, step)
+            row.scores[metric] = score
+
+    def used(self, label: str, dataset: str, context: str) -> None:
+        """The model labelled ``label`` was fitted on (``training``) or predicted on
+        (``evaluation``) the dataset named ``dataset``."""
+        used = self.datasets.get(label)
+        if used is None:
+            with self._lock:
+                used = self.datasets.setdefault(label, {})
+        if dataset not in used and len(used) < MAX_SCORES:
+            used[dataset] = context
 
 
 _KEY = object()
@@ -86,25 +115,33 @@ class ModelRuns(Logger):
     defaults = {"max_child_runs": 20}
 
     def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
-        started = int(time.time() * 1000)
-        run.on_end(lambda: self._write(run, started, options["max_child_runs"]))
+        run.on_end(lambda: self._write(run, options["max_child_runs"]))
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
-        pass  # the Parameters and Metric loggers fill the rows
+        pass  # the Parameters, Metric and Datasets loggers fill the rows
 
-    def _write(self, run: RunContext, started: int, limit: int) -> None:
-        predictors = [row for row in list(rows(run).by_label.values()) if row.predicts]
+    def _write(self, run: RunContext, limit: int) -> None:
+        every = list(rows(run).by_label.values())
+        used = rows(run).datasets
+        for row in every:  # what each saved model's page shows (see pypads.connection.models)
+            run.writer.log_entry({"kind": "model_card", **_facts(row, used.get(row.label, {}))})
+        predictors = [row for row in every if row.predicts]
         if len(predictors) < 2:
             return
         if len(predictors) > limit:
             run.writer.set_tag("pypads.comparison", f"{len(predictors)} models: child runs for the first {limit} only")
-        now = int(time.time() * 1000)
         for row in predictors[:limit]:
             run.writer.log_entry({
-                "kind": "child_run", "name": row.label, "model_label": row.label,
-                "params": row.params, "metrics": {name: value for name, (value, _) in row.scores.items()},
-                "steps": {name: step for name, (_, step) in row.scores.items()},
-                "timestamp": now, "start_time": started, "end_time": now,
+                "kind": "child_run", "name": row.label, **_facts(row, used.get(row.label, {})),
+                "start_time": row.started, "end_time": row.ended,
                 "tags": {"estimator_name": row.estimator_class.rpartition(".")[2], "estimator_class": row.estimator_class,
                          "pypads.model": row.label},
             })
+
+
+def _facts(row: ModelRow, datasets: dict[str, str]) -> dict[str, Any]:
+    """A row as a journal entry's fields: its label, params, datasets (``[name,
+    context]``) and the last value of each of its metrics, as ``[key, value, timestamp,
+    step, dataset]``."""
+    return {"model_label": row.label, "params": row.params, "datasets": [[name, context] for name, context in datasets.items()],
+            "metrics": [[key, score.value, score.timestamp, score.step, score.data] for key, score in row.scores.items()]}

@@ -15,8 +15,10 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.loggers.comparison import rows
 from pypads.loggers.digests import content_digest
 from pypads.loggers.frames import name_of
+from pypads.loggers.lineage import lineage
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
 DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36
@@ -161,6 +163,8 @@ class Datasets(Logger):
         if features is None:
             return
         known = catalogue(call).identify(call, features, targets)
+        if known is not None and call.instance is not None:  # what the model's page lists
+            rows(call.run).used(lineage(call.run).label(call.instance), known.name, known.context)
         if known is None or known.logged:
             return  # the common case: the same object again
         state = call.run.state(self)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import numbers
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
-from pypads.loggers.comparison import rows
+from pypads.loggers.comparison import Score, rows
 from pypads.loggers.lineage import Lineage, Origin, first_data, lineage
 from pypads.loggers.serialize import WriteFormats, serialize
 from pypads.provenance import provenance
@@ -60,9 +61,14 @@ class Metric(Logger):
         # float first: most scores are (numpy's float64 is one), and the check of the
         # numbers.Real ABC costs microseconds on a path that runs on every call.
         if isinstance(value, float) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
-            call.run.writer.log_metric(series, float(value), step=step)
-            if origin is not None and origin.model is not None:  # a row of the model comparison
-                rows(call.run).scored(origin.model, series[len(origin.model) + 1:], float(value), step)
+            if origin is None or origin.model is None:
+                call.run.writer.log_metric(series, float(value), step=step)
+                return
+            # A score of a model: its page shows it too, with the same timestamp (MLflow
+            # then keeps one point in the run's history for both).
+            now = int(time.time() * 1000)
+            call.run.writer.log_metric(series, float(value), step=step, timestamp=now)
+            rows(call.run).scored(origin.model, series[len(origin.model) + 1:], Score(float(value), step, now, origin.data))
             return
         described = lambda: provenance(self.name, call.run.mappings, call.function)  # noqa: E731 - only built for a summary
         extension, content = _artifact(value, options["max_bytes"], described)

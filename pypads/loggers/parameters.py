@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,7 +65,8 @@ class Parameters(Logger):
         params = redact_params({key: param_text(value) for key, value in get_params(deep=True).items()})
         label = self._log(call, params, options["max_variants"])
         if label is not None and call.depth == 0:
-            rows(call.run).fitted(label, instance, params)
+            ended = time.time()
+            rows(call.run).fitted(label, instance, params, int((ended - (call.duration or 0)) * 1000), int(ended * 1000))
         kind = type(instance)
         call.run.writer.set_tags({"estimator_name": kind.__name__, "estimator_class": f"{kind.__module__}.{kind.__name__}"})
         if PARTIAL_FIT_HOOK in call.hooks and label is not None:

@@ -64,12 +64,12 @@ class Search(Logger):
         now = int(time.time() * 1000)
         started = now - int((call.duration or 0) * 1000)
         for index in order[:limit]:
-            metrics = {key: float(values[index]) for key, values in results.items()
-                       if key.startswith(SCORE_PREFIXES) and _is_number(values[index])}
+            metrics = [[key, float(values[index]), now, 0, None] for key, values in results.items()
+                       if key.startswith(SCORE_PREFIXES) and _is_number(values[index])]
             call.run.writer.log_entry({
                 "kind": "child_run", "name": f"{search_name}-{number}-candidate-{index}",
                 "params": redact_params({key: _text(value) for key, value in results["params"][index].items()}),
-                "metrics": metrics, "timestamp": now, "start_time": started, "end_time": now,
+                "metrics": metrics, "start_time": started, "end_time": now,
                 "tags": {"pypads.search": f"{search_name}#{number}", "pypads.candidate": str(index),
                          "estimator_name": type(getattr(call.instance, "estimator", None)).__name__},
             })

@@ -187,7 +187,8 @@ class Uploader:
             if batch.child_runs:
                 self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
                                                             self._warn_once, self.clock.call,
-                                                            experiment_id=self._experiment()))
+                                                            experiment_id=self._experiment(),
+                                                            dataset_of=self.journal.dataset))
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("inputs", f"could not log datasets or child runs to {where}: {error}")
@@ -229,7 +230,9 @@ class Uploader:
                 if pickled is not None:
                     connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
                                            self._model_runs.get(entry.get("label", "")),
-                                           experiment_id=self._experiment(), versions=versions)
+                                           experiment_id=self._experiment(), versions=versions,
+                                           card=self.journal.model_card(str(entry.get("label", ""))),
+                                           dataset_of=self.journal.dataset, warn=self._warn_once)
             except Exception as error:
                 if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     self.failed, self.failure = True, error

@@ -31,7 +31,7 @@ class RecordingWriter:
     def log_params(self, params: Mapping[str, str]) -> None:
         self.params.update(params)
 
-    def log_metric(self, key: str, value: float, step: int = 0) -> None:
+    def log_metric(self, key: str, value: float, step: int = 0, timestamp: int | None = None) -> None:
         self.metrics.setdefault(key, []).append((step, value))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:

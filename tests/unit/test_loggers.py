@@ -65,7 +65,8 @@ def test_metric_is_named_by_model_and_data_and_feeds_the_model_comparison(run):
     run.ending()
     children = {entry["name"]: entry for entry in run.writer.entries if entry["kind"] == "child_run"}
     assert set(children) == {"DecisionTreeClassifier", "LogisticRegression"}
-    assert children["LogisticRegression"]["metrics"] == {"accuracy_score_X_test": scores[1]}
+    [(key, value, _, step, data)] = children["LogisticRegression"]["metrics"]
+    assert (key, value, step, data) == ("accuracy_score_X_test", scores[1], 1, "X_test")
     assert children["DecisionTreeClassifier"]["params"]["random_state"] == "0"
 
 
