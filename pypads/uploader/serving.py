@@ -65,15 +65,22 @@ class _ReportingClock(AnswerClock):
 
 def _read_commands(stream: BinaryIO, commands: queue.Queue[Command | None], channel: _Channel,
                    let_go: Callable[[], None]) -> None:
-    for line in stream:
-        try:
-            commands.put(decode_command(line))
-        except WireError as error:  # not from this pypads' writer: say so, and read on
-            channel.send(Warned("wire", f"pypads' uploader ignored a malformed command: {error}"))
-    # End of input: the script is gone (or done). Let go of its output now, from this
-    # thread: the main one may be inside an MLflow call that takes minutes to give up.
-    let_go()
-    commands.put(None)
+    try:
+        for line in stream:
+            try:
+                commands.put(decode_command(line))
+            except WireError as error:  # not from this pypads' writer: say so, and read on
+                channel.send(Warned("wire", f"pypads' uploader ignored a malformed command: {error}"))
+    except (OSError, ValueError):
+        # A spare's socket is reset, not ended, when the script dies with answers of
+        # ours still unread (SIGTERM while we report MLflow's calls): it is gone all the same.
+        pass
+    finally:
+        # End of input: the script is gone (or done). Let go of its output now, from this
+        # thread: the main one may be inside an MLflow call that takes minutes to give up.
+        # Come what may: else the run waits for a command that never comes, for ever.
+        let_go()
+        commands.put(None)
 
 
 # Letting go of one script's output and taking over the next one's, one at a time: a
@@ -138,7 +145,10 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     with _output_lock:
         _let_go_of_the_scripts_output()
         served.set()
-    answers_to.close()  # the script's reader sees the end of its answers
+    try:
+        answers_to.close()  # the script's reader sees the end of its answers
+    except (OSError, ValueError):
+        pass  # what was left unsent is for a script that is gone; this process serves on
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
     identity = sqlite_identity(uploader.target.store.tracking_uri)
