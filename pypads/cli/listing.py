@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from pypads.cli import CliError
-from pypads.cli.common import add_uri_argument, store_for, table
+from pypads.cli.common import URI_HELP, add_uri_argument, store_for, table
 
 DESCRIPTIONS = {
     "runs": "List the most recent runs, newest first: short run id, name, experiment, status, start "
@@ -36,7 +36,8 @@ def add_runs_arguments(parser: argparse.ArgumentParser) -> None:
                                description="Show one run: status, duration, tags, params, metrics, models, "
                                            "datasets, child runs, and the environment from "
                                            "environment/system.json.")
-    add_uri_argument(show)
+    # SUPPRESS: left unset, `pypads runs --uri X show RUN` keeps the X given before `show`.
+    show.add_argument("--uri", help=URI_HELP, default=argparse.SUPPRESS)
     show.add_argument("run_id", metavar="RUN", help="a run id, or its first characters (as `pypads runs` lists them)")
 
 
