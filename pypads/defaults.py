@@ -52,7 +52,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "disabled": [],
     # Environment variables that may be logged (as tags pypads.env.<NAME>): none by default.
     "env_allowlist": [],
-    # Replace hostname, IP and MAC address by salted pseudonyms, for runs to be published.
+    # Replace hostname, user, IP and MAC address by keyed pseudonyms, for runs to be
+    # published (system.json, pypads.host, mlflow.user; not paths: docs/loggers.md).
     "pseudonymize": False,
     # Seconds the end of a run waits for an MLflow call that does not answer; then the
     # data stays in the local journal and the next PyPads() uploads it. None: 5 for a

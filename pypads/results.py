@@ -7,6 +7,9 @@
     results.datasets(run_id)                     # the run's dataset inputs
     results.calls(run_id)                        # the call database, a row per call
     results.pipeline(run_id)                     # the pipeline's calls, a row per call
+    results.system(run_id)                       # the machine it ran on, a dict
+    results.run_info(run_id)                     # status, times, tags, parent and child runs, a dict
+    results.models(run_id)                       # the run's logged models
 
 Every function reads the store ``PyPads(uri=uri)`` would track into: ``uri``, else
 ``$MLFLOW_TRACKING_URI``, else ``$MLFLOW_PATH``, else the store in ``$PYPADS_HOME``
@@ -29,9 +32,11 @@ from mlflow.tracking import MlflowClient
 from pypads.errors import ResultsError
 from pypads.store import resolve_store
 
-__all__ = ["ResultsError", "calls", "datasets", "metrics", "params", "pipeline", "pipeline_edges", "runs"]
+__all__ = ["ResultsError", "calls", "datasets", "metrics", "models", "params", "pipeline", "pipeline_edges",
+           "run_info", "runs", "system"]
 
 PIPELINE_GRAPH = "pipeline/graph.json"
+SYSTEM_JSON = "environment/system.json"
 RUN_COLUMNS = ["run_id", "run_name", "experiment", "status", "start_time", "end_time"]
 
 
@@ -68,6 +73,47 @@ def runs(experiment: str | None = None, max_results: int = 100, uri: str | None 
              **{f"params.{key}": value for key, value in sorted(run.data.params.items())}}
             for run in found]
     return pd.DataFrame(rows) if rows else pd.DataFrame(columns=RUN_COLUMNS)
+
+
+def run_info(run_id: str, uri: str | None = None) -> dict[str, Any]:
+    """One run's facts: ``run_id``, ``run_name``, ``experiment``, ``status``,
+    ``start_time``, ``end_time`` (local ``datetime``, ``None`` while running),
+    ``duration`` (seconds, ``None`` while running), ``user`` (MLflow's ``mlflow.user``),
+    ``tags`` (a dict), ``parent_run_id`` (``None`` for a top-level run) and
+    ``child_runs`` (a list of ``(run_id, run_name)``: the models it compares, a search's
+    candidates)."""
+    client = _client(uri)
+    run = _run(client, run_id, uri)
+    experiment = client.get_experiment(run.info.experiment_id)
+    children = client.search_runs([run.info.experiment_id], filter_string=f"tags.`mlflow.parentRunId` = '{run_id}'",
+                                  max_results=1000, order_by=["attributes.start_time ASC"])
+    start, end = run.info.start_time, run.info.end_time
+    return {
+        "run_id": run.info.run_id, "run_name": run.info.run_name,
+        "experiment": experiment.name if experiment is not None else run.info.experiment_id,
+        "status": run.info.status, "start_time": _time(start), "end_time": _time(end),
+        "duration": (end - start) / 1000 if start and end else None,
+        "user": run.data.tags.get("mlflow.user"), "tags": dict(run.data.tags),
+        "parent_run_id": run.data.tags.get("mlflow.parentRunId"),
+        "child_runs": [(child.info.run_id, child.info.run_name) for child in children],
+    }
+
+
+def models(run_id: str, uri: str | None = None) -> pd.DataFrame:
+    """The run's logged models (the ``Model`` logger's, MLflow's autolog's): rows of
+    ``name``, ``model_id``, ``status`` and ``source_run_id`` (a child run when the run
+    compares models), in the order they were logged."""
+    client = _client(uri)
+    run = _run(client, run_id, uri)
+    outputs = run.outputs.model_outputs if run.outputs is not None else []
+    rows = []
+    for output in outputs:
+        try:
+            model = client.get_logged_model(output.model_id)
+        except MlflowException:  # deleted since
+            continue
+        rows.append((model.name, model.model_id, str(model.status), model.source_run_id))
+    return pd.DataFrame(rows, columns=["name", "model_id", "status", "source_run_id"])
 
 
 def params(run_id: str, uri: str | None = None) -> pd.DataFrame:
@@ -167,6 +213,23 @@ def pipeline_edges(run_id: str, uri: str | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["from", "to", "kind", "argument"])
 
 
+def system(run_id: str, uri: str | None = None) -> dict[str, Any]:
+    """What the run ran on, from ``environment/system.json``: a dict of sections
+    (``system``, ``cpu``, ``memory``, ``disk``, ``process``, ``network``), each a dict
+    of facts, e.g. ``system(run_id)["cpu"]["logical_cores"]``; and ``pseudonymized``
+    (whether hostname, user, IP and MAC are pseudonyms). A fact the machine did not
+    tell is absent (use ``.get``); a section whose logger was disabled too.
+
+    Raises :class:`ResultsError` if the run has no ``system.json`` (the system loggers
+    were disabled, or the run is still starting) or it is not one.
+    """
+    from pypads.schemas import SYSTEM as SCHEMA
+
+    document = _json_artifact(run_id, SYSTEM_JSON, SCHEMA, uri,
+                              "the system loggers (ISystem, ICpu, …) were disabled, or the run is still starting")
+    return {key: value for key, value in document.items() if key not in ("schema", "provenance")}
+
+
 # --- reading the store ---------------------------------------------------------------
 def _client(uri: str | None) -> MlflowClient:
     return MlflowClient(resolve_store(uri).tracking_uri)
@@ -185,22 +248,27 @@ def _run(client: MlflowClient, run_id: str, uri: str | None) -> Any:
 
 def _pipeline_graph(run_id: str, uri: str | None) -> dict[str, Any]:
     from pypads.schemas import PIPELINE_GRAPH as SCHEMA
+
+    return _json_artifact(run_id, PIPELINE_GRAPH, SCHEMA, uri, "the `pipeline` event was off, or the run is still running")
+
+
+def _json_artifact(run_id: str, path: str, schema: str, uri: str | None, why_missing: str) -> dict[str, Any]:
+    """The run's JSON artifact ``path``, checked against ``schema``."""
     from pypads.schemas import validate
 
     client = _client(uri)
     _run(client, run_id, uri)
     with tempfile.TemporaryDirectory(prefix="pypads-results-") as folder:
         try:
-            local = client.download_artifacts(run_id, PIPELINE_GRAPH, folder)
+            local = client.download_artifacts(run_id, path, folder)
         except (MlflowException, OSError):
-            raise ResultsError(f"run {run_id} has no {PIPELINE_GRAPH} (the `pipeline` event was off, "
-                               "or the run is still running)") from None
+            raise ResultsError(f"run {run_id} has no {path} ({why_missing})") from None
         try:
-            graph = json.loads(Path(local).read_text(encoding="utf-8"))
-            validate(graph, SCHEMA)
+            document = json.loads(Path(local).read_text(encoding="utf-8"))
+            validate(document, schema)
         except Exception as error:  # a file changed by hand, or of another pypads
-            raise ResultsError(f"run {run_id}: {PIPELINE_GRAPH} is not a pipeline graph: {error}") from None
-    return graph
+            raise ResultsError(f"run {run_id}: {path} does not follow {schema}: {error}") from None
+    return document
 
 
 def _time(milliseconds: int | None) -> datetime | None:

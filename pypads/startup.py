@@ -5,7 +5,6 @@ libraries' modules that were imported before it."""
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +19,7 @@ from pypads.narrator import logger
 from pypads.privacy import load_salt
 from pypads.processes import is_multiprocessing_child
 from pypads.run_loggers import RunLogger, RunSettings
+from pypads.run_loggers.system import write_system_facts
 from pypads.store import pypads_home
 
 RunFunction = Callable[[Any], None]
@@ -47,11 +47,9 @@ def function_name(function: RunLogger | RunFunction) -> str:
 
 
 def mapping_summary(mappings: Iterable[MappingFile]) -> str:
-    """The mapping files in use, for the run's ``pypads.mappings`` tag."""
-    return json.dumps([
-        {"file": Path(file.source).name, "library": file.library, "mapping_version": str(file.mapping_version)}
-        for file in mappings
-    ])
+    """The mapping files in use, for the run's ``pypads.mappings`` tag, as a person
+    reads them: ``sklearn_1.json 1.0.0`` (file and mapping version), comma-separated."""
+    return ", ".join(f"{Path(file.source).name} {file.mapping_version}" for file in mappings) or "none"
 
 
 def started_by_multiprocessing() -> bool:
@@ -82,11 +80,13 @@ def start_run_functions(tracker: Any, run: RunContext, events: EventTable, confi
         if function not in in_background:
             _run_function(function, tracker, run, settings)
     if not in_background:
+        _write_system_facts(run)
         return None
 
     def run_in_background() -> None:
         for function in in_background:
             _run_function(function, tracker, run, settings)
+        _write_system_facts(run)
 
     # Git, system and package facts take a tenth of a second and touch only the
     # writer: the script need not wait for them. end_run does.
@@ -105,6 +105,16 @@ def _run_function(function: RunLogger | RunFunction, tracker: Any, run: RunConte
         raise
     except BaseException as error:
         run.logger_failed(function_name(function), "run start", error)
+
+
+def _write_system_facts(run: RunContext) -> None:
+    """``environment/system.json``, from the facts the system loggers collected (if any)."""
+    try:
+        write_system_facts(run)
+    except PASSES_THROUGH_LOGGERS:
+        raise
+    except BaseException as error:
+        run.logger_failed("ISystem", "run start", error)
 
 
 def prepare_imports(libraries: Iterable[str], clear: bool, reload: bool, report: bool,

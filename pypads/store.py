@@ -45,6 +45,7 @@ class RunTarget:
     store: Store
     experiment_name: str
     join_run_id: str | None = None
+    user: str | None = None  # the new run's ``mlflow.user`` (a pseudonym), None: MLflow's, the login name
 
 
 def pypads_home() -> Path:

@@ -36,7 +36,9 @@ from pypads.narrator import logger
 from pypads.patching.dispatch import unregister
 from pypads.patching.importer import PatchingFinder
 from pypads.patching.patches import Patcher
+from pypads.privacy import REDACTED, load_salt, pseudonym
 from pypads.provenance import pypads_version
+from pypads.run_loggers.system import login_name
 from pypads.startup import (
     check_disabled,
     check_run_functions,
@@ -136,7 +138,7 @@ class PyPads:
         joined = active_mlflow_run_id()
         self.store: Store = store_for(uri, joined)
         self._owns_run = joined is None
-        self._start_run(RunTarget(self.store, self.experiment_name, joined))
+        self._start_run(RunTarget(self.store, self.experiment_name, joined, self._run_user()))
 
         prepare_imports(self._patcher.libraries(), clear_imports, reload_modules, reload_warnings, affected_modules)
         self._finder.install()
@@ -193,6 +195,19 @@ class PyPads:
             # The script may use MLflow's API at once: wait (within the link's bound) for
             # the run the uploader opens, and make it the active run of this thread.
             activate_run(writer.run_id, self.store.display_uri)
+
+    def _run_user(self) -> str | None:
+        """The new run's ``mlflow.user``: None (MLflow's, the login name), or with
+        ``pseudonymize`` the login name's pseudonym, as ``environment/system.json`` has it."""
+        if not self.config.get("pseudonymize"):
+            return None
+        user = login_name()
+        if user is None:
+            return REDACTED
+        try:
+            return pseudonym(user, load_salt(pypads_home()))
+        except OSError:  # no salt to be had: the name must still not be logged
+            return REDACTED
 
     def _on_run_open(self, run_id: str) -> None:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in

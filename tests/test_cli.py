@@ -97,6 +97,23 @@ def test_run_tracks_an_unchanged_script_then_runs_and_calls_list_it(tmp_path):
                       "sklearn.tree._classes.DecisionTreeClassifier.fit": "1",
                       "sklearn.tree._classes.DecisionTreeClassifier.predict": "1"}
 
+    shown = pypads(tmp_path, "runs", "show", run.run_id[:8])
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    facts = dict(line.split(None, 1) for line in text.split("\n\n")[0].splitlines())
+    assert facts["run"].split() == [run.run_id, run.run.info.run_name]
+    assert facts["experiment"] == "iris" and facts["status"] == "FINISHED" and facts["duration"].endswith(" s")
+    assert "tag pypads.python" in text and "pypads.host" in text
+    assert "params (" in text and "DecisionTreeClassifier.max_depth" in text
+    assert "metrics (" in text and "DecisionTreeClassifier.accuracy_score_X" in text
+    assert "models (1)" in text and "datasets (" in text
+    environment = text.split("environment (environment/system.json)\n", 1)[1]
+    labels = [line.split()[0] for line in environment.splitlines()]
+    assert labels[:3] == ["system", "cpu", "memory"] and "process" in labels
+    assert f"python {sys.version.split()[0]}" in environment and "logical cores" in environment
+    missing = pypads(tmp_path, "runs", "show", "0" * 32)
+    assert missing.returncode == 1 and "no run '" in missing.stderr
+
     unknown = pypads(tmp_path, "runs", "--experiment", "nope")
     assert unknown.returncode == 1
     assert "no experiment 'nope'" in unknown.stderr and "'iris'" in unknown.stderr

@@ -87,3 +87,19 @@ def test_what_is_not_there_is_one_clear_error(tracked_run, store_uri, make_track
         results.calls(plain, uri=store_uri)
     with pytest.raises(results.ResultsError, match=f"run {plain} has no pipeline/graph.json"):
         results.pipeline(plain, uri=store_uri)
+
+
+def test_system_run_info_and_models(tracked_run, store_uri):
+    import platform
+
+    run_id, _ = tracked_run
+    facts = results.system(run_id, uri=store_uri)
+    assert set(facts) >= {"pseudonymized", "system", "cpu", "memory", "disk", "process", "network"}
+    assert facts["system"]["python"] == platform.python_version() and facts["pseudonymized"] is False
+    assert "schema" not in facts and "provenance" not in facts
+    info = results.run_info(run_id, uri=store_uri)
+    assert info["status"] == "FINISHED" and info["experiment"] == "results" and info["duration"] > 0
+    assert info["parent_run_id"] is None and info["child_runs"] == []
+    assert info["tags"]["pypads.python"] == platform.python_version()
+    found = results.models(run_id, uri=store_uri)
+    assert list(found["name"]) == ["DecisionTreeClassifier"] and list(found["source_run_id"]) == [run_id]

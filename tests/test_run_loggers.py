@@ -13,7 +13,7 @@ import pytest
 from conftest import only_run, run_script, script_environment
 
 from pypads.privacy import redact_argv, redact_url
-from pypads.schemas import PIPELINE_GRAPH, validate
+from pypads.schemas import PIPELINE_GRAPH, SYSTEM, validate
 
 SECRET = "s3cr3t-T0KEN-4242"
 SCRIPT = """
@@ -72,22 +72,37 @@ def test_pre_run_loggers_in_a_git_repository(repository, tmp_path):
     run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
     tags = run.tags
 
-    assert tags["pypads.git.commit"] == head_before.strip()
-    assert tags["pypads.git.branch"] == "main" and tags["pypads.git.dirty"] == "True"
-    assert tags["pypads.git.remote"] == "https://***@git.example.org/team/project.git"
+    assert tags["mlflow.source.git.commit"] == head_before.strip()
+    assert tags["mlflow.source.git.branch"] == "main" and tags["pypads.git.dirty"] == "True"
+    assert tags["mlflow.source.git.repoURL"] == "https://***@git.example.org/team/project.git"
+    assert not any(key.startswith("pypads.git.") and key != "pypads.git.dirty" for key in tags)
     assert "+an uncommitted change" in run.artifact_text("git/uncommitted.patch")
     assert "first commit" in run.artifact_text("git/log.txt")
     # IGit only reads: same HEAD, same status, no new repository state
     assert git(repository, "rev-parse", "HEAD") == head_before
     assert git(repository, "status", "--porcelain") == status_before
 
-    for key in ("pypads.system.os", "pypads.system.python", "pypads.system.hostname", "pypads.cpu.cores",
-                "pypads.ram.total_gb", "pypads.disk.total_gb", "pypads.process.pid", "pypads.network.hostname",
-                "pypads.network.ip", "pypads.network.mac"):
-        assert tags.get(key), key
+    # the machine: three tags people filter by, the rest in environment/system.json
+    import platform
+
+    assert tags["pypads.python"] == platform.python_version()
+    assert tags["pypads.os"].startswith(platform.system()) and tags["pypads.host"] == platform.node()
+    for prefix in ("pypads.system.", "pypads.cpu.", "pypads.ram.", "pypads.disk.", "pypads.process.",
+                   "pypads.network.", "pypads.python.executable"):
+        assert not any(key.startswith(prefix) for key in tags), prefix
+    system = json.loads(run.artifact_text("environment/system.json"))
+    validate(system, SYSTEM)
+    assert system["pseudonymized"] is False
+    assert system["system"]["hostname"] == platform.node() and system["system"]["python"] == platform.python_version()
+    assert system["cpu"]["logical_cores"] >= 1 and system["memory"]["total_gb"] > 0 and system["disk"]["total_gb"] > 0
+    assert system["process"]["pid"] > 0 and system["process"]["executable"] == sys.executable
+    command = system["process"]["command"]
+    assert "--password ***" in command and "--token=***" in command
+    assert all(value != 0 for section in system.values() if isinstance(section, dict)
+               for key, value in section.items() if key != "swap_gb")
+    assert len(run.artifact_bytes("environment/system.json")) < 2048
     assert tags["pypads.env.PYPADS_VISIBLE"] == "shown"
     assert not any(key.startswith("pypads.env.") and key != "pypads.env.PYPADS_VISIBLE" for key in tags)
-    assert "--password ***" in tags["pypads.process.command"] and "--token=***" in tags["pypads.process.command"]
 
     # the pipeline graph: expected nodes and data edges, and every JSON artifact follows its schema
     graph = json.loads(run.artifact_text("pipeline/graph.json"))
@@ -110,17 +125,47 @@ def test_pre_run_loggers_in_a_git_repository(repository, tmp_path):
     assert not [path for path in run.artifacts() if SECRET.encode() in run.artifact_bytes(path)]
 
 
-def test_pseudonymize_and_disable_by_name(repository, tmp_path):
-    (repository / "train.py").write_text(SCRIPT.replace(
+FAKE_HOST, FAKE_USER, FAKE_NODE = "pypads-test-host-7f3a9c", "pypads-test-user-5150", 0x0242AC11BEEF
+FAKE_MAC = "02:42:ac:11:be:ef"
+# The script names its machine: a real hostname may be too short to search for ("vm").
+PRETEND = f"""
+import platform, socket, uuid
+platform.node = lambda: {FAKE_HOST!r}
+socket.gethostname = lambda: {FAKE_HOST!r}
+socket.gethostbyname = lambda name: "10.11.12.13"
+uuid.getnode = lambda: {FAKE_NODE}
+"""
+
+
+def test_pseudonymize_hides_host_ip_mac_and_user_everywhere_and_disable_by_name(repository, tmp_path):
+    (repository / "train.py").write_text(PRETEND + SCRIPT.replace(
         '"env_allowlist": ["PYPADS_VISIBLE"]', '"pseudonymize": True, "disabled": ["IGit", "IPackages"]'))
-    result = run_train(repository, tmp_path)
+    environment = {**script_environment(tmp_path), "USER": FAKE_USER, "LOGNAME": FAKE_USER}
+    result = subprocess.run([sys.executable, "train.py"], cwd=repository, env=environment,
+                            capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stderr
     run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
     import platform
 
-    for key in ("pypads.system.hostname", "pypads.network.hostname", "pypads.network.ip", "pypads.network.mac"):
-        assert run.tags[key].startswith("anon-"), key
-    assert platform.node() not in str(run.tags.values())
+    system = json.loads(run.artifact_text("environment/system.json"))
+    validate(system, SYSTEM)
+    assert system["pseudonymized"] is True
+    hidden = [system["system"]["hostname"], system["system"]["user"], system["network"]["ip"], system["network"]["mac"]]
+    assert all(value.startswith("anon-") for value in hidden) and len(set(hidden)) == 4
+    assert run.tags["pypads.host"] == system["system"]["hostname"]
+    assert run.tags["mlflow.user"] == system["system"]["user"] == run.run.info.user_id  # MLflow's own user too
+    # Nowhere in the run: tags, params, metric names, every artifact's bytes, the run's user.
+    secrets = [FAKE_HOST, FAKE_USER, FAKE_MAC, FAKE_MAC.replace(":", ""), "10.11.12.13"]
+    if len(platform.node()) >= 6:  # long enough not to be found by chance
+        secrets.append(platform.node())
+    client = run.client
+    for listed in client.search_runs([run.run.info.experiment_id]):  # the run and its child runs
+        everything = [*listed.data.params.items(), *listed.data.tags.items(), *listed.data.metrics,
+                      listed.info.user_id, listed.info.run_name]
+        assert not [(secret, item) for secret in secrets for item in everything if secret in str(item)]
+    for path in run.artifacts():
+        data = run.artifact_bytes(path)
+        assert not [secret for secret in secrets if secret.encode() in data], path
     assert not any(key.startswith("pypads.git.") for key in run.tags)
     assert "environment/requirements.txt" not in run.artifacts()
 
@@ -214,3 +259,93 @@ def test_mlflow_autolog_writes_into_the_pypads_run(make_tracker, read_run):
     assert len(client.search_runs([run.run.info.experiment_id])) == 1  # no run of its own
     DecisionTreeClassifier(max_depth=3).fit(X, y)  # after the run: autolog is off again
     assert len(client.search_runs([run.run.info.experiment_id])) == 1
+
+
+GALLERY = """
+from pypads import PyPads
+PyPads(name="gallery")
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, f1_score
+from sklearn.model_selection import train_test_split
+X, y = load_iris(return_X_y=True)
+X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+forest = RandomForestClassifier(n_estimators=10, random_state=0).fit(X_train, y_train)
+logistic = LogisticRegression(max_iter=500).fit(X_train, y_train)
+for model in (forest, logistic):
+    predicted = model.predict(X_test)
+    accuracy_score(y_test, predicted)
+    f1_score(y_test, predicted, average="macro")
+"""
+
+
+def test_a_gallery_run_and_its_child_runs_have_at_most_ten_tags_outside_mlflow(repository, tmp_path):
+    (repository / "gallery.py").write_text(GALLERY)
+    environment = script_environment(tmp_path)
+    result = subprocess.run([sys.executable, "gallery.py"], cwd=repository, env=environment,
+                            capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr
+    run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
+    children = run.client.search_runs([run.run.info.experiment_id], f"tags.`mlflow.parentRunId` = '{run.run_id}'")
+    assert sorted(child.info.run_name for child in children) == ["LogisticRegression", "RandomForestClassifier"]
+    for listed in [run.run, *children]:
+        own = sorted(key for key in listed.data.tags if not key.startswith("mlflow."))
+        assert len(own) <= 10, (listed.info.run_name, own)
+        assert not [key for key in own if key.startswith("pypads.failure.")], own
+    assert sorted(key for key in run.tags if not key.startswith("mlflow.")) == [
+        "estimator_class", "estimator_name", "pypads.git.dirty", "pypads.host", "pypads.mappings", "pypads.os",
+        "pypads.python", "pypads.version"]
+    assert run.tags["pypads.mappings"].startswith("sklearn_1.json ")
+    for child in children:
+        assert sorted(key for key in child.data.tags if not key.startswith("mlflow.")) == [
+            "estimator_class", "estimator_name", "pypads.model"]
+    assert {"mlflow.source.git.commit", "mlflow.source.git.branch", "mlflow.source.git.repoURL"} <= set(run.tags)
+
+
+def test_what_the_machine_does_not_tell_is_absent_never_zero(make_tracker, read_run, monkeypatch):
+    import collections
+    import socket
+    import uuid
+
+    import psutil
+
+    from pypads import results
+
+    frequency = collections.namedtuple("scpufreq", "current min max")
+    readings = iter([frequency(0.0, 0.0, 0.0)])
+    monkeypatch.setattr(psutil, "cpu_freq", lambda: next(readings, None))  # 0 on many VMs, then None
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 4 if logical else None)  # physical unknown
+    monkeypatch.setattr(uuid, "getnode", lambda: 0x010000000001)  # multicast bit: Python made it up
+
+    def unresolvable(name):
+        raise OSError("no such host")
+
+    monkeypatch.setattr(socket, "gethostbyname", unresolvable)
+    for _ in range(2):
+        tracker = make_tracker()
+        run_id = tracker.run_id
+        tracker.deactivate()
+        facts = results.system(run_id, uri=read_run(run_id).uri)
+        assert facts["cpu"] == {"logical_cores": 4}  # no min_mhz, max_mhz, physical_cores
+        assert "mac" not in facts.get("network", {}) and "ip" not in facts.get("network", {})
+        assert facts["memory"]["total_gb"] > 0 and facts["process"]["pid"] > 0
+        assert "pypads.failure.ICpu" not in read_run(run_id).tags
+
+
+def test_disabled_system_loggers_leave_their_section_out_and_all_disabled_no_file(make_tracker, read_run):
+    from pypads import results
+
+    tracker = make_tracker(config={"disabled": ["IMacAddress", "ISocketInfo", "IPid"]})
+    run_id = tracker.run_id
+    tracker.deactivate()
+    facts = results.system(run_id, uri=read_run(run_id).uri)
+    assert "network" not in facts and "process" not in facts and "cpu" in facts
+    tracker = make_tracker(config={"disabled": ["ISystem", "ICpu", "IRam", "IDisk", "IPid", "ISocketInfo", "IMacAddress"]})
+    run_id = tracker.run_id
+    tracker.deactivate()
+    run = read_run(run_id)
+    assert "environment/system.json" not in run.artifacts()
+    assert "pypads.host" not in run.tags
+    with pytest.raises(results.ResultsError, match="has no environment/system.json"):
+        results.system(run_id, uri=run.uri)

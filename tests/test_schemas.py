@@ -12,13 +12,13 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
-from pypads.schemas import CALLMONITOR, PIPELINE_GRAPH, VALUE_SUMMARY, schemas, validate
+from pypads.schemas import CALLMONITOR, PIPELINE_GRAPH, SYSTEM, VALUE_SUMMARY, schemas, validate
 
 X, y = datasets.load_iris(return_X_y=True)
 
 
 def test_schemas_are_valid_json_schemas():
-    assert set(schemas()) >= {PIPELINE_GRAPH, VALUE_SUMMARY, CALLMONITOR, "urn:pypads:schema:provenance:1"}
+    assert set(schemas()) >= {PIPELINE_GRAPH, VALUE_SUMMARY, CALLMONITOR, SYSTEM, "urn:pypads:schema:provenance:1"}
     for schema in schemas().values():
         jsonschema.Draft202012Validator.check_schema(schema)
 
@@ -42,11 +42,15 @@ def test_every_json_artifact_of_a_run_validates_and_names_its_origin(make_tracke
     run = read_run(run_id)
 
     documents = {path: json.loads(run.artifact_text(path)) for path in run.artifacts() if path.endswith(".json")}
-    kinds = {"graph": 0, "summary": 0, "database": 0, "function": 0, "record": 0}
+    kinds = {"graph": 0, "summary": 0, "database": 0, "function": 0, "record": 0, "system": 0}
     for path, document in documents.items():
         if path == "pipeline/graph.json":
             validate(document, PIPELINE_GRAPH)
             kinds["graph"] += 1
+        elif path == "environment/system.json":
+            validate(document, SYSTEM)
+            assert document["provenance"]["logger"].startswith("ISystem") and document["provenance"]["mapping"] is None
+            kinds["system"] += 1
         elif path.endswith(".summary.json"):
             validate(document, VALUE_SUMMARY)
             kinds["summary"] += 1

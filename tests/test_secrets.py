@@ -1,8 +1,9 @@
 """Secrets stay out of what pypads prints, keeps and logs: console warnings, journal
-files (owner-only), the salt (owner-only), the command tag, params and env tags."""
+files (owner-only), the salt (owner-only), the command line in system.json, params and env tags."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -49,7 +50,7 @@ def test_a_password_in_the_tracking_uri_is_never_printed_and_the_journal_is_owne
             assert PASSWORD.encode() not in path.read_bytes(), path
 
 
-def test_hydra_overrides_and_passphrases_stay_out_of_the_command_tag(tmp_path, store_uri):
+def test_hydra_overrides_and_passphrases_stay_out_of_the_command_line(tmp_path, store_uri):
     script = tmp_path / "train.py"
     script.write_text(f"from pypads import PyPads\ntracker = PyPads(uri={store_uri!r})\n" + FIT)
     arguments = ["db.password=hunter2", "+db.password=hunter4", "--passphrase", "hunter3", "API_KEY=hunter5", "lr=0.1"]
@@ -59,7 +60,9 @@ def test_hydra_overrides_and_passphrases_stay_out_of_the_command_tag(tmp_path, s
     )
 
     assert result.returncode == 0, result.stderr
-    command = only_run(store_uri).tags["pypads.process.command"]
+    run = only_run(store_uri)
+    command = json.loads(run.artifact_text("environment/system.json"))["process"]["command"]
+    assert not any(key.startswith("pypads.process.") for key in run.tags)  # no longer a tag
     assert "lr=0.1" in command and "db.password=***" in command and "--passphrase ***" in command
     for secret in ("hunter2", "hunter3", "hunter4", "hunter5"):
         assert secret not in command

@@ -8,6 +8,7 @@ import mlflow
 from mlflow.entities import RunStatus
 from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
+from mlflow.utils.mlflow_tags import MLFLOW_USER
 
 from pypads.store import RunTarget, Store
 
@@ -19,15 +20,18 @@ MODEL_TRAINING_KIND = "custom_model_development"
 
 def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowClient, str]:
     """The client and the id of the run to write into: the one to join, or a new run
-    in the target's experiment, tagged the way ``mlflow.start_run`` tags it (user,
-    source, git commit) so the UI shows where it came from. ``start_time`` (ms) is when
+    in the target's experiment, tagged the way ``mlflow.start_run`` tags it (user — the
+    target's pseudonym if it has one —, source, git commit) so the UI shows where it came from. ``start_time`` (ms) is when
     the script started tracking: the run is opened later, off the script's thread, and
     its "Created at" and "Duration" must not count that delay."""
     client = MlflowClient(target.store.tracking_uri)
     if target.join_run_id is not None:
         return client, target.join_run_id
     experiment_id = ensure_experiment(client, target.store, target.experiment_name)
-    run = client.create_run(experiment_id, start_time=start_time, tags=context_registry.resolve_tags())
+    tags = context_registry.resolve_tags()
+    if target.user is not None:  # a pseudonym (config "pseudonymize"): the tag and the run's user id
+        tags[MLFLOW_USER] = target.user
+    run = client.create_run(experiment_id, start_time=start_time, tags=tags)
     return client, run.info.run_id
 
 

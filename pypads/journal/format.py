@@ -56,8 +56,10 @@ ENTRY_KINDS = frozenset({"model", "model_card", "dataset", "child_run"})
 # --- the meta's fields ----------------------------------------------------------------
 # run_id, owns_run (False: a joined run, which pypads does not end), tracking_uri,
 # experiment, artifact_root, pid and started (the script's, or a recovering process'),
-# start_time (ms: MLflow's start of the run), status (older pypads kept it here).
-META_FIELDS = ("run_id", "owns_run", "tracking_uri", "experiment", "artifact_root", "pid", "started", "start_time")
+# start_time (ms: MLflow's start of the run), user (the pseudonym the run's mlflow.user
+# is, with ``pseudonymize``), status (older pypads kept it here).
+META_FIELDS = ("run_id", "owns_run", "tracking_uri", "experiment", "artifact_root", "pid", "started", "start_time",
+               "user")
 
 INLINE_LIMIT = 1 << 20  # larger artifacts are staged as files of their own
 # Journal files hold what the run holds before MLflow's access rules apply, and
@@ -76,7 +78,7 @@ def journal_root() -> Path:
 def run_target(meta: dict[str, Any]) -> RunTarget:
     """The run a journal's meta names (or the experiment to open it in)."""
     store = Store(meta["tracking_uri"], Path(meta["artifact_root"]) if meta.get("artifact_root") else None)
-    return RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"))
+    return RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"), meta.get("user"))
 
 
 def entity_line(entry: dict[str, Any]) -> bytes:

@@ -73,6 +73,7 @@ class JournalWriter(JournalFolder):
             "pid": os.getpid(), "started": psutil.Process().create_time(),
             # The run opens later, off the script's thread: MLflow gets this as its start.
             "start_time": int(time.time() * 1000),
+            "user": target.user,
         }
         journal._write_meta(journal._created)
         with create_private(journal._reserve, PRIVATE_FILE) as reserve:

@@ -15,7 +15,8 @@ MAX_CONSOLE_BYTES = 5_000_000
 
 class IPackages(RunLogger):
     """``environment/requirements.txt``: every distribution of the running interpreter
-    with its exact version (``name==version``), and the tag ``pypads.python.executable``."""
+    with its exact version (``name==version``). The interpreter's path is in
+    ``environment/system.json`` (``IPid``)."""
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
         # Each read of ``dist.metadata`` (and ``dist.version``) parses the distribution's
@@ -24,7 +25,6 @@ class IPackages(RunLogger):
         described = (dist.metadata for dist in metadata.distributions())
         pins = sorted({f"{meta['Name']}=={meta['Version']}" for meta in described if meta["Name"]}, key=str.lower)
         run.writer.log_text("environment/requirements.txt", "\n".join(pins) + "\n")
-        run.writer.set_tags({"pypads.python.executable": sys.executable})
 
 
 class _ConsoleCopy:

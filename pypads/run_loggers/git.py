@@ -1,4 +1,5 @@
-"""IGit: which code ran — commit, branch, remote, and the uncommitted changes.
+"""IGit: which code ran — commit, branch, remote (as MLflow's own ``mlflow.source.git.*``
+tags), and the uncommitted changes.
 
 It only reads: no ``git init``, no commit, no change to the index (the original PyPads
 committed users' files).
@@ -19,13 +20,21 @@ if TYPE_CHECKING:
 
 MAX_DIFF_BYTES = 1_000_000
 LOG_ENTRIES = 20
+# MLflow's names (mlflow.utils.mlflow_tags), spelled out: MLflow is not imported here.
+GIT_COMMIT = "mlflow.source.git.commit"
+GIT_BRANCH = "mlflow.source.git.branch"
+GIT_REPO_URL = "mlflow.source.git.repoURL"
 
 
 class IGit(RunLogger):
-    """Tags ``pypads.git.commit``, ``.branch``, ``.remote`` (credentials stripped),
-    ``.dirty``; artifacts ``git/uncommitted.patch`` (the diff against HEAD, capped at
-    ``max_diff_bytes``) and ``git/log.txt`` (the last commits). Outside a repository
-    it logs nothing."""
+    """Tags in MLflow's own names, which its UI shows on the run's page:
+    ``mlflow.source.git.commit``, ``mlflow.source.git.branch`` (``(detached)`` on a
+    detached head) and ``mlflow.source.git.repoURL`` (the ``origin`` remote, else the
+    first, credentials stripped); and ``pypads.git.dirty`` (``True``/``False``:
+    uncommitted or untracked files), the one people filter by that MLflow has no name
+    for. Artifacts ``git/uncommitted.patch`` (the diff against HEAD, capped at
+    ``max_diff_bytes``) and ``git/log.txt`` (the last commits). Outside a repository it
+    logs nothing."""
 
     def __init__(self, max_diff_bytes: int = MAX_DIFF_BYTES) -> None:
         self.max_diff_bytes = max_diff_bytes
@@ -51,13 +60,13 @@ class IGit(RunLogger):
     def _log(self, repository: git.Repo, run: RunContext) -> None:
         tags = {"pypads.git.dirty": str(repository.is_dirty(untracked_files=True))}
         if repository.head.is_valid():
-            tags["pypads.git.commit"] = repository.head.commit.hexsha
+            tags[GIT_COMMIT] = repository.head.commit.hexsha
             log = repository.git.log(f"-{LOG_ENTRIES}", "--format=%H %ad %an: %s", "--date=iso")
             run.writer.log_text("git/log.txt", redact_text(log) + "\n")
-        tags["pypads.git.branch"] = "(detached)" if repository.head.is_detached else repository.active_branch.name
+        tags[GIT_BRANCH] = "(detached)" if repository.head.is_detached else repository.active_branch.name
         remotes = {remote.name: redact_url(next(remote.urls, "")) for remote in repository.remotes}
         if remotes:
-            tags["pypads.git.remote"] = remotes.get("origin") or next(iter(remotes.values()))
+            tags[GIT_REPO_URL] = remotes.get("origin") or next(iter(remotes.values()))
         run.writer.set_tags(tags)
         diff = repository.git.diff("HEAD") if repository.head.is_valid() else repository.git.diff("--cached")
         if diff:

@@ -20,6 +20,7 @@ PROVENANCE = "urn:pypads:schema:provenance:1"
 PIPELINE_GRAPH = "urn:pypads:schema:pipeline-graph:1"
 VALUE_SUMMARY = "urn:pypads:schema:value-summary:1"
 CALLMONITOR = "urn:pypads:schema:callmonitor:1"
+SYSTEM = "urn:pypads:schema:system:1"
 
 
 @cache
