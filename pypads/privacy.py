@@ -13,16 +13,23 @@ The rules, in one place:
   of :data:`SECRET_WORDS`; words are split at ``_ . - +`` and at camelCase, so
   ``api_key``, ``apiKey``, ``API_KEY`` and ``--api-key`` are secret, while
   ``token_pattern`` (a regex), ``max_tokens`` and ``monkey`` are not.
+* At any depth of a value (:func:`redact`): the value under a secret key of a dict,
+  inside lists, tuples and sets, and a secret param of an estimator inside another's
+  params (a pipeline's step), so ``kw_args={"api_token": "x"}`` is written
+  ``{'api_token': '***'}``; and in a value's text (:func:`redact_repr`) as a last
+  resort for objects whose params pypads cannot see.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 REDACTED = "***"
 
@@ -41,6 +48,13 @@ _ASSIGNMENT = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*)=(?P<value>'[^']*'|\"[^\"]
 _OPTION_NAME = re.compile(r"^[-+~]*[A-Za-z_][\w.\-]*$")
 # Words of a name: runs of capitals (an acronym), or a word with one leading capital.
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+# 'name': value in the repr of a dict (a quoted key, then a quoted or bare value).
+_QUOTED_KEY = re.compile(r"""(?P<key>(?P<quote>['"])(?P<name>[A-Za-z_][\w.\-]*)(?P=quote)\s*:\s*)"""
+                         r"""(?P<value>'(?:[^'\\\n]|\\.)*'?|"(?:[^"\\\n]|\\.)*"?|[^\s,}\])]+)""")
+# Values with nothing inside to redact: the fast path of :func:`redact`.
+_ATOMS = frozenset({str, int, float, bool, type(None), bytes, complex})
+# How deep :func:`redact` walks: deeper values are left as they are (no recursion error).
+MAX_DEPTH = 50
 SALT_MODE = 0o600  # the salt makes pseudonyms reversible to whoever reads it
 MIN_SALT_LENGTH = 16
 MAX_SALT_BYTES = 1024  # a salt file is read back: never more than this
@@ -95,6 +109,128 @@ def redact_params(params: Mapping[str, str]) -> dict[str, str]:
     words = _secret_words()
     return {name: REDACTED if _is_secret(name, words) else redact_url(value) if "@" in value else value
             for name, value in params.items()}
+
+
+def redact(value: Any) -> Any:
+    """``value`` with the value under every secret key replaced by :data:`REDACTED`, at
+    any depth: keys of dicts (any mapping), inside lists, tuples (named ones too), sets
+    and frozensets, and the params of estimators (objects with ``get_params``), whose
+    own params and those of the estimators inside them (a pipeline's steps, a search's
+    ``estimator``) are walked the same way.
+
+    ``value`` itself is never changed: what holds a secret is rebuilt (a dict as a dict
+    of its type, an estimator as a shallow copy with its redacted params set on it, so
+    that its repr shows ``***``), and everything else is returned as it is; so
+    ``redact(value) is value`` says that nothing was redacted. A value with no
+    container inside (a number, text, an array) costs one set lookup and a ``getattr``.
+    """
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind in _CONTAINERS or isinstance(value, _WALKED) or getattr(value, "get_params", None) is not None:
+        return _Redaction(_secret_words()).walk(value, 0)
+    return value  # an array, a frame, a function, any other object: nothing to walk
+
+
+def redact_repr(text: str) -> str:
+    """``text`` (an object's repr) with the values of secret ``'name': value`` pairs of
+    dicts and of secret ``name=value`` pairs hidden, and URL credentials: for the repr
+    of objects whose params :func:`redact` cannot see (a class of the user's that
+    keeps a dict). A cut value (``'sk-12...``) is hidden up to the cut."""
+    words = _secret_words()
+
+    def hide(match: re.Match[str]) -> str:
+        return f"{match['key']}{REDACTED!r}" if _is_secret(match["name"], words) else match[0]
+
+    text = _QUOTED_KEY.sub(hide, text) if ":" in text else text
+    return redact_text(text) if "=" in text or "@" in text else text
+
+
+class _Redaction:
+    """One walk of :func:`redact`: the words read once, and each estimator redacted
+    once however often it appears (``get_params(deep=True)`` names a step twice)."""
+
+    def __init__(self, words: frozenset[str]) -> None:
+        self.words = words
+        self.estimators: dict[int, Any] = {}
+
+    def walk(self, value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind in _ATOMS or depth > MAX_DEPTH:
+            return value
+        if isinstance(value, Mapping):
+            return self._mapping(value, depth)
+        if isinstance(value, _WALKED):
+            return self._collection(value, depth)
+        if callable(getattr(value, "get_params", None)) and not isinstance(value, type):
+            return self._estimator(value, depth)
+        return value
+
+    def _mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
+        items, changed = [], False
+        for key, item in value.items():
+            if isinstance(key, str) and _is_secret(key, self.words):
+                new: Any = REDACTED
+            else:
+                new = self.walk(item, depth + 1)
+            changed = changed or new is not item
+            items.append((key, new))
+        if not changed:
+            return value
+        kind: Any = type(value)
+        try:
+            return kind(items)
+        except Exception:  # a mapping that cannot be built from its items (defaultdict…)
+            return dict(items)
+
+    def _collection(self, value: Any, depth: int) -> Any:
+        items = [self.walk(item, depth + 1) for item in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value
+        kind = type(value)
+        try:
+            return kind(*items) if hasattr(value, "_fields") else kind(items)  # a namedtuple takes fields
+        except Exception:
+            return tuple(items) if isinstance(value, tuple) else list(items)
+
+    def _estimator(self, value: Any, depth: int) -> Any:
+        known = self.estimators.get(id(value))
+        if known is not None:
+            return known[1]
+        self.estimators[id(value)] = (value, value)  # a cycle back to it ends here
+        try:
+            params = value.get_params(deep=False)
+        except Exception:  # not an estimator's get_params after all, or a broken one
+            return value
+        if not isinstance(params, Mapping):
+            return value
+        redacted = self._mapping(params, depth)
+        if redacted is params:
+            return value
+        changed = {name: new for name, new in redacted.items() if new is not params[name]}
+        try:
+            clone = copy.copy(value)
+            for name, new in changed.items():
+                object.__setattr__(clone, name, new)
+        except Exception:  # a copy or an attribute refused: show no part of it
+            clone = _Unshown(value)
+        self.estimators[id(value)] = (value, clone)  # the value itself kept alive: its id stays its own
+        return clone
+
+
+class _Unshown:
+    """Stands for an estimator that holds a secret but could not be copied with it
+    redacted: its class name only."""
+
+    def __init__(self, value: Any) -> None:
+        self.kind = type(value).__qualname__
+
+    def __repr__(self) -> str:
+        return f"{self.kind}({REDACTED})"
+
+
+_CONTAINERS = frozenset({dict, list, tuple, set, frozenset})
+_WALKED = (Mapping, list, tuple, set, frozenset)
 
 
 def pseudonym(value: str, salt: str) -> str:

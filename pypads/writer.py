@@ -32,6 +32,7 @@ from pypads.journal.writing import JournalWriter
 from pypads.link.base import LinkSettings, Outcome, UploaderLink
 from pypads.link.process import UploaderProcess
 from pypads.link.thread import UploaderThread
+from pypads.privacy import redact_repr
 from pypads.store import RunTarget
 from pypads.timeouts import default_timeout
 from pypads.uploader.reports import warn_locally
@@ -136,10 +137,13 @@ class Writer:
             self._write(self.journal.record_metric, key, float(value), timestamp, int(step))
 
     def set_tag(self, key: str, value: str) -> None:
-        self._write(self.journal.record, {"kind": "tags", "items": {key: str(value)}})
+        self.set_tags({key: value})
 
     def set_tags(self, tags: Mapping[str, str]) -> None:
-        self._write(self.journal.record, {"kind": "tags", "items": {key: str(value) for key, value in tags.items()}})
+        """Tags, their values searched for secrets (``'api_token': …``, ``password=…``, URL
+        credentials: :func:`pypads.privacy.redact_repr`): a failure's message or a
+        model's reason may quote a param."""
+        self._write(self.journal.record, {"kind": "tags", "items": {key: redact_repr(str(value)) for key, value in tags.items()}})
 
     def log_bytes(self, artifact_path: str, content: bytes) -> None:
         """Store ``content`` as the artifact ``artifact_path`` (replacing an earlier one)."""

@@ -1,17 +1,21 @@
 """Secrets stay out of what pypads prints, keeps and logs: console warnings, journal
-files (owner-only), the salt (owner-only), the command line in system.json, params and env tags."""
+files (owner-only), the salt (owner-only), the command line in system.json, params and env
+tags, and a secret at any depth of a param, a call record, the call database or a search's results."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
+import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
-from conftest import only_run, run_script
+from conftest import RunView, journals_uploaded, only_run, run_script, store_of
+from mlflow.tracking import MlflowClient
 
 from pypads import privacy
 from pypads.privacy import REDACTED, is_secret_name, load_salt, redact_argv, redact_params, redact_text
@@ -164,3 +168,219 @@ def test_a_salt_left_readable_or_empty_by_an_older_pypads_is_mended(tmp_path):
 def test_the_docs_list_the_secret_words():
     docs = (Path(__file__).parent.parent / "docs" / "loggers.md").read_text()
     assert [word for word in privacy.SECRET_WORDS if f"`{word}`" not in docs] == []
+
+
+# Secrets at any depth: a dict-valued param, nested containers, a pipeline's steps,
+# set_params, call records, the call database, a search's results. Each test runs a real
+# script into a real store and looks for the secret everywhere the run can be read.
+
+TOKEN = "sk-live-7f3a9c1e"
+OTHER = "sk-live-0b5d2e44"
+DATA = """
+import numpy as np
+def keep(X, **settings):  # a step that takes kw_args
+    return X
+X = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 1.0], [3.0, 0.0], [4.0, 1.0], [5.0, 0.0]])
+y = np.array([0, 1, 0, 1, 0, 1])
+"""
+
+
+def _script(body: str, config: dict[str, object] | None = None) -> str:
+    return f"from pypads import PyPads\ntracker = PyPads(config={config!r})\n" + DATA + body
+
+
+def _runs(uri: str) -> list[RunView]:
+    client = MlflowClient(uri)
+    return [RunView(uri, run.info.run_id) for experiment in client.search_experiments()
+            for run in client.search_runs([experiment.experiment_id])]
+
+
+def _assert_nowhere(secrets: tuple[str, ...], tmp_path: Path, result: subprocess.CompletedProcess[str]) -> RunView:
+    """None of ``secrets`` in any run of the store (params, tags, metric names, every
+    artifact's bytes, read back through MLflow), in the script's output, nor in any file
+    the run left on disk: the store's database, its artifacts and models, the journal."""
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    for view in _runs(store_of(tmp_path)):
+        texts = [*view.params, *view.params.values(), *view.tags, *view.tags.values(), *view.metrics]
+        artifacts = view.artifacts()
+        for secret in secrets:
+            assert [text for text in texts if secret in text] == [], view.run_id
+            assert [path for path in artifacts if secret.encode() in view.artifact_bytes(path)] == [], view.run_id
+    for secret in secrets:
+        assert secret not in result.stdout + result.stderr
+    home = tmp_path / "home"
+    assert journals_uploaded(home) == []  # nothing owed: the journal is gone, and held nothing of it
+    files = [path for path in tmp_path.rglob("*") if path.is_file() and path.name != "script.py"]
+    assert any(path.name == "mlflow.db" for path in files)
+    for secret in secrets:
+        assert [path for path in files if secret.encode() in path.read_bytes()] == []
+    return run
+
+
+def _call_lines(run: RunView, function: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in run.artifact_text(f"calls/{function}.jsonl").splitlines()]
+
+
+@pytest.mark.usefixtures("home_with_store")
+def test_a_secret_in_a_dict_valued_param_is_redacted_in_params_and_call_records(tmp_path):
+    body = f"""
+from sklearn.preprocessing import FunctionTransformer
+transformer = FunctionTransformer(kw_args={{"api_token": {TOKEN!r}, "scale": 2}}).fit(X)
+"""
+    result = run_script(_script(body), tmp_path)
+
+    run = _assert_nowhere((TOKEN,), tmp_path, result)
+    assert run.params["FunctionTransformer.kw_args"] == "{'api_token': '***', 'scale': 2}"
+    [output] = [line["output"] for line in _call_lines(run, "FunctionTransformer.fit") if "output" in line]
+    assert output == "FunctionTransformer(kw_args={'api_token': '***', 'scale': 2})"
+    assert run.tags["pypads.models.FunctionTransformer"].startswith("not saved: a param holds a secret")
+
+
+@pytest.mark.usefixtures("home_with_store")
+def test_secrets_deep_in_lists_tuples_sets_and_dicts_are_redacted(tmp_path):
+    body = f"""
+from collections import OrderedDict
+from sklearn.preprocessing import FunctionTransformer
+settings = {{"servers": [{{"host": "db", "password": {TOKEN!r}}}, ("mirror", OrderedDict(apiKey={OTHER!r}))],
+            "tags": {{"a", "b"}}, "retries": 3}}
+FunctionTransformer(kw_args={{"settings": settings}}).fit(X)
+"""
+    result = run_script(_script(body), tmp_path)
+
+    run = _assert_nowhere((TOKEN, OTHER), tmp_path, result)
+    logged = run.params["FunctionTransformer.kw_args"]
+    assert "'password': '***'" in logged and "('apiKey', '***')" in logged and "'retries': 3" in logged
+
+
+@pytest.mark.usefixtures("home_with_store")
+def test_a_pipeline_step_holding_a_secret_is_redacted_in_its_deep_params_and_steps(tmp_path):
+    body = f"""
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+pipeline = make_pipeline(StandardScaler(), FunctionTransformer(keep, kw_args={{"api_token": {TOKEN!r}}}), LogisticRegression())
+pipeline.fit(X, y)
+pipeline.predict(X)
+pipeline.score(X, y)
+"""
+    result = run_script(_script(body), tmp_path)
+
+    run = _assert_nowhere((TOKEN,), tmp_path, result)
+    assert run.params["Pipeline.functiontransformer__kw_args"] == "{'api_token': '***'}"
+    assert "kw_args={'api_token': '***'}" in run.params["Pipeline.steps"]
+    assert "kw_args={'api_token': '***'}" in run.params["Pipeline.functiontransformer"]
+    assert "Pipeline.logisticregression__C" in run.params  # the other params are all there
+
+
+@pytest.mark.usefixtures("home_with_store")
+def test_secrets_set_with_set_params_are_redacted(tmp_path):
+    body = f"""
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+transformer = FunctionTransformer()
+transformer.set_params(kw_args={{"client_secret": {TOKEN!r}}})
+transformer.fit(X)
+pipeline = make_pipeline(FunctionTransformer(keep), LogisticRegression())
+pipeline.set_params(functiontransformer__kw_args={{"db": {{"passwd": {OTHER!r}}}}}, logisticregression__C=0.5)
+pipeline.fit(X, y)
+"""
+    result = run_script(_script(body), tmp_path)
+
+    run = _assert_nowhere((TOKEN, OTHER), tmp_path, result)
+    assert run.params["FunctionTransformer.kw_args"] == "{'client_secret': '***'}"
+    assert run.params["Pipeline.functiontransformer__kw_args"] == "{'db': {'passwd': '***'}}"
+    assert run.params["Pipeline.logisticregression__C"] == "0.5"
+
+
+@pytest.mark.usefixtures("home_with_store")
+def test_call_records_of_every_layout_and_the_call_database_hold_no_secret(tmp_path):
+    body = f"""
+from sklearn.preprocessing import FunctionTransformer
+FunctionTransformer(kw_args={{"api_token": {TOKEN!r}}}).fit(X)
+def refuse(X, settings):
+    raise ValueError(f"the service refused {{settings}}")
+try:
+    FunctionTransformer(func=refuse, kw_args={{"settings": {{"api_token": {OTHER!r}}}}}).fit(X).transform(X)
+except ValueError as error:
+    print("raised:", type(error).__name__)
+"""
+    config = {"events": {"output": {"on": ["pypads_fit", "pypads_transform"], "with": {"layout": "call"}},
+                         "calls": {"on": ["pypads_fit", "pypads_transform"]}}}
+    result = run_script(_script(body, config), tmp_path)
+
+    run = _assert_nowhere((TOKEN, OTHER), tmp_path, result)
+    outputs = [path for path in run.artifacts("calls") if path.endswith("output.txt")]
+    assert outputs and all(REDACTED in run.artifact_text(path) for path in outputs if "fit" in path)
+    database = run.artifacts("callmonitor")
+    assert any(path.endswith(".jsonl") or path.endswith("record.json") for path in database)
+
+
+@pytest.mark.usefixtures("home_with_store")
+def test_a_search_over_secret_holding_params_keeps_them_out_of_its_results(tmp_path):
+    body = f"""
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+pipeline = make_pipeline(FunctionTransformer(keep), LogisticRegression())
+grid = {{"functiontransformer__kw_args": [{{"api_token": {TOKEN!r}}}, {{"api_token": {OTHER!r}}}]}}
+GridSearchCV(pipeline, grid, cv=2).fit(X, y)
+"""
+    result = run_script(_script(body), tmp_path)
+
+    run = _assert_nowhere((TOKEN, OTHER), tmp_path, result)
+    assert run.params["best_functiontransformer__kw_args"] == "{'api_token': '***'}"
+    assert "'api_token': '***'" in run.artifact_text("cv_results.csv")
+
+
+def test_redact_walks_containers_and_estimators_without_changing_them():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+    from pypads.privacy import redact
+
+    value = {"kw_args": {"api_token": "x"}, "steps": [("a", {"password": "y"}), {"n": 1}], "s": frozenset({1})}
+    assert redact(value) == {"kw_args": {"api_token": REDACTED}, "steps": [("a", {"password": REDACTED}), {"n": 1}],
+                             "s": frozenset({1})}
+    assert value["kw_args"] == {"api_token": "x"}  # the caller's value is untouched
+    clean = {"a": [1, (2, {"token_pattern": "x"})], "b": "c"}
+    assert redact(clean) is clean  # nothing to hide: the very same object
+
+    transformer = FunctionTransformer(kw_args={"api_token": "x"})
+    pipeline = make_pipeline(StandardScaler(), transformer)
+    shown = redact(pipeline)
+    assert shown is not pipeline and "'api_token': '***'" in repr(shown) and "'x'" not in repr(shown)
+    assert transformer.kw_args == {"api_token": "x"} and pipeline.steps[1][1] is transformer
+    redacted = redact(pipeline.get_params(deep=True))
+    assert redacted["functiontransformer__kw_args"] == {"api_token": REDACTED}
+    assert redacted["functiontransformer"] is redacted["steps"][1][1]  # one copy per estimator
+
+    cycle: list[object] = []
+    cycle.append(cycle)
+    assert redact(cycle) is cycle  # a cycle ends, at MAX_DEPTH at the latest
+    assert redact(StandardScaler) is StandardScaler  # a class's get_params is not called
+
+
+def test_redact_repr_hides_secret_keys_of_dict_reprs_cut_values_too():
+    from pypads.privacy import redact_repr
+
+    assert redact_repr("Foo(cfg={'api_token': 'x', \"secret\": 3, 'n': 1}, password='y')") == \
+        "Foo(cfg={'api_token': '***', \"secret\": '***', 'n': 1}, password=***)"
+    assert redact_repr("{'api_token': 'sk-12") == "{'api_token': '***'"
+    assert redact_repr("[1, 2, 3]") == "[1, 2, 3]"
+
+
+def test_redacting_a_value_without_containers_costs_next_to_nothing():
+    import numpy as np
+
+    from pypads.privacy import redact
+
+    array = np.zeros(1000)
+    values = [1.5, "text", array, None]
+    started = time.perf_counter()
+    for _ in range(10_000):
+        for value in values:
+            redact(value)
+    assert (time.perf_counter() - started) / 40_000 < 5e-6  # a fraction of a microsecond here

@@ -20,6 +20,7 @@ import cloudpickle
 import numpy as np
 
 from pypads.callmonitor.handlers import Handler, NPHandler, Registry
+from pypads.privacy import REDACTED, is_secret_name, redact, redact_repr
 
 FORMAT = "pypads-callmonitor/1"
 INLINE_LIMIT = 4096  # bytes of JSON above which a value is not kept inside the record
@@ -58,20 +59,24 @@ class Encoder:
     def call(self, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Encoded:
         encoded = Encoded({"n": number})
         encoded.record["args"] = [self.value(value, str(index), encoded) for index, value in enumerate(args)]
-        encoded.record["kwargs"] = {key: self.value(value, key, encoded) for key, value in kwargs.items()}
+        encoded.record["kwargs"] = {key: self.value(REDACTED if is_secret_name(key) else value, key, encoded)
+                                    for key, value in kwargs.items()}
         return encoded
 
     def outcome(self, encoded: Encoded, result: Any, error: BaseException | None, duration: float) -> None:
         encoded.record["duration"] = duration
         if error is not None:
-            encoded.record["exception"] = {"type": type(error).__qualname__, "message": str(error),
-                                           "traceback": "".join(traceback.format_exception(error))[-4000:]}
+            encoded.record["exception"] = {"type": type(error).__qualname__, "message": redact_repr(str(error)),
+                                           "traceback": redact_repr("".join(traceback.format_exception(error))[-4000:])}
         else:
             encoded.record["result"] = self.value(result, "result", encoded)
 
     def value(self, value: Any, label: str, encoded: Encoded) -> dict[str, Any]:
+        """The entry for ``value``, with its secrets redacted (:func:`pypads.privacy.redact`:
+        the value under a secret key at any depth, an estimator's secret params), in its
+        pickle too: a replay sees ``***`` where the call saw the secret."""
         try:
-            return self._value(value, label, encoded)
+            return self._value(redact(value), label, encoded)
         except Exception as error:  # a value that cannot be saved never breaks the call
             return {"kind": "unsaved", "type": _type_name(value), "reason": f"{type(error).__name__}: {error}"}
 
@@ -156,8 +161,9 @@ def describe_function(function: Any, origin: dict[str, Any]) -> dict[str, Any]:
         names.append(parameter.name)
         kinds[parameter.name] = parameter.kind.name
         if parameter.default is not inspect.Parameter.empty:
-            inline = _inline(parameter.default)
-            defaults[parameter.name] = inline or {"kind": "unsaved", "type": _type_name(parameter.default),
-                                                   "reason": f"default {parameter.default!r} is not JSON"}
+            default = redact(parameter.default)
+            inline = _inline(default)
+            defaults[parameter.name] = inline or {"kind": "unsaved", "type": _type_name(default),
+                                                   "reason": redact_repr(f"default {default!r} is not JSON")}
     return {"format": FORMAT, "module": function.__module__, "qualname": function.__qualname__,
             "args": names, "kinds": kinds, "defaults": defaults, "provenance": origin}

@@ -17,6 +17,7 @@ from pypads.context import RunContext
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import data_arguments, describe
 from pypads.loggers.lineage import lineage
+from pypads.privacy import redact
 
 FIT_HOOK = "pypads_fit"
 PARTIAL_FIT_HOOK = "pypads_partial_fit"
@@ -61,7 +62,9 @@ class Model(Logger):
     the journal; the uploader builds the MLflow model as the run ends (see
     ``docs/run.md``). At most ``max_models`` estimators per run; the tag
     ``pypads.models`` says if more were left out. An estimator that cannot be pickled
-    gets the tag ``pypads.models.<name>`` instead.
+    gets the tag ``pypads.models.<name>`` instead, and so does one with a secret among
+    its params at any depth (``kw_args={"api_token": …}``, see
+    :func:`pypads.privacy.redact`): its pickle would keep the secret in clear.
     """
 
     defaults = {"max_models": 20}
@@ -103,6 +106,10 @@ class Model(Logger):
         state = run.state(self)
         key, name = self._identify(run, instance, state, suffix, limit)
         if key is None:
+            return
+        if redact(estimator) is not estimator:  # its pickle would keep the secret in clear
+            run.writer.set_tag(f"pypads.models.{name}", "not saved: a param holds a secret (api_token, password…), "
+                               "which the saved model would keep in clear")
             return
         try:
             pickled = cloudpickle.dumps(estimator)

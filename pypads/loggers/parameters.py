@@ -11,7 +11,7 @@ from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.comparison import rows
 from pypads.loggers.lineage import lineage
-from pypads.privacy import redact_params
+from pypads.privacy import redact, redact_params
 
 # MLflow rejects longer param values.
 MAX_PARAM_LENGTH = 6000
@@ -47,7 +47,9 @@ class Parameters(Logger):
     functions and classes by their qualified name, objects with Python's default repr by
     their class, and memory addresses never (``<function f at 0x…>`` → ``<function f>``).
     The value of a param named like a secret (``api_token``, ``password``…) is ``***``,
-    and URL credentials in other values are hidden (see :mod:`pypads.privacy`).
+    at any depth: ``kw_args={"api_token": "x"}`` is ``{'api_token': '***'}``, and so is
+    a step's in the pipeline's ``steps``; URL credentials in other values are hidden
+    (see :func:`pypads.privacy.redact`).
 
     Each fit also sets the run's tags ``estimator_name`` (the class name) and
     ``estimator_class`` (module and class), as MLflow's autolog does: the last
@@ -62,7 +64,8 @@ class Parameters(Logger):
         get_params = getattr(instance, "get_params", None)
         if not callable(get_params):
             return
-        params = redact_params({key: param_text(value) for key, value in get_params(deep=True).items()})
+        # Secrets at any depth first (kw_args={'api_token': …}, a step's params), then in the text.
+        params = redact_params({key: param_text(value) for key, value in redact(get_params(deep=True)).items()})
         label = self._log(call, params, options["max_variants"])
         if label is not None and call.depth == 0:
             ended = time.time()

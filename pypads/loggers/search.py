@@ -14,7 +14,7 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
-from pypads.privacy import redact_params
+from pypads.privacy import REDACTED, is_secret_name, redact, redact_params
 
 MAX_PARAM_LENGTH = 6000  # MLflow refuses longer param values
 # The columns of cv_results_ that become each candidate's metrics.
@@ -84,15 +84,15 @@ def cv_results_csv(results: dict[str, Any]) -> bytes:
     table = csv.writer(out)
     table.writerow(columns)
     for index in range(rows):
-        table.writerow([_cell(results[column], index) for column in columns])
+        table.writerow([_cell(column, results[column], index) for column in columns])
     return out.getvalue().encode("utf-8")
 
 
-def _cell(values: Any, index: int) -> str:
+def _cell(column: str, values: Any, index: int) -> str:
     value = values[index]
     if value is np.ma.masked:
         return ""
-    return _text(value)
+    return REDACTED if is_secret_name(column) else _text(value)  # param_clf__api_token
 
 
 def _by_rank(results: dict[str, Any], candidates: int) -> list[int]:
@@ -108,6 +108,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _text(value: Any) -> str:
+    """A param's value as text, secrets inside it (a dict's ``api_token``) redacted."""
     text = value.item() if isinstance(value, np.generic) else value
-    text = str(text)
+    text = str(redact(text))
     return text if len(text) <= MAX_PARAM_LENGTH else text[: MAX_PARAM_LENGTH - 3] + "..."

@@ -18,6 +18,7 @@ import numpy as np
 
 from pypads.loggers.digests import digest_and_size
 from pypads.loggers.sizes import approximate_size, type_name
+from pypads.privacy import redact, redact_repr
 from pypads.schemas import VALUE_SUMMARY
 
 
@@ -67,7 +68,13 @@ def serialize(
 
     ``origin`` gives the provenance of a summary; it is only called when one is written,
     so the common case of a small value pays nothing for it. The size bound is checked
-    before any text or pickle is built."""
+    before any text or pickle is built.
+
+    Secrets are redacted first (:func:`pypads.privacy.redact`: the value under a secret
+    key at any depth, an estimator's secret params), in the pickle too; the text is
+    searched again for ``'api_token': …`` and ``password=…`` (:func:`pypads.privacy.redact_repr`),
+    for objects whose params pypads cannot see."""
+    value = redact(value)
     if approximate_size(value, limit=max_bytes) > max_bytes:
         return "summary.json", _json(summary(value, f"larger than max_bytes={max_bytes}", origin()))
     if fmt is WriteFormats.pickle:
@@ -93,9 +100,10 @@ _PLAIN_KINDS = {"b", "i", "u"}
 
 def _text(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return _array_text(value)
+        text = _array_text(value)
+        return redact_repr(text) if value.dtype.kind == "O" else text  # numbers hold no secret
     try:
-        return repr(value)
+        return redact_repr(repr(value))
     except Exception as error:  # a broken __repr__ must not lose the record
         return f"<{type_name(value)}: repr failed: {error!r}>"
 

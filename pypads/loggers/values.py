@@ -27,6 +27,7 @@ from pypads.calls import Call
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import Known, catalogue, data_arguments
 from pypads.loggers.serialize import WriteFormats, serialize, write_format
+from pypads.privacy import REDACTED, is_secret_name, redact_repr
 from pypads.provenance import provenance
 
 LAYOUTS = ("function", "call")
@@ -120,7 +121,8 @@ class Input(_ValueLogger):
     """
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
-        arguments = named_arguments(call)
+        # An argument named like a secret (fetch(api_token=…)) is *** whatever its value.
+        arguments = {name: REDACTED if is_secret_name(name) else value for name, value in named_arguments(call).items()}
         if self.per_call(options):
             for name, value in arguments.items():
                 self._write(call, f"input/{name}", value, options)
@@ -156,7 +158,7 @@ class Output(_ValueLogger):
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
-            text = f"{type(call.exception).__qualname__}: {call.exception}"
+            text = redact_repr(f"{type(call.exception).__qualname__}: {call.exception}")
             if self.per_call(options):
                 call.run.writer.log_bytes(f"{call.folder}/exception.txt", text.encode("utf-8"))
             else:
