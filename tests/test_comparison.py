@@ -32,6 +32,9 @@ SCRIPT = textwrap.dedent("""
     np.save("forest.npy", forest.predict(X_test))
 """)
 
+ONE_MODEL = SCRIPT.replace("linear = LogisticRegression(C=0.05, max_iter=500).fit(X_train, y_train)\n", "").replace(
+    "(forest, linear)", "(forest,)")
+
 
 def runs_of(uri: str) -> tuple[mlflow.entities.Run, dict[str, mlflow.entities.Run]]:
     client = MlflowClient(uri)
@@ -80,9 +83,7 @@ def test_two_models_in_one_script_are_two_child_runs_with_params_metrics_and_mod
 
 
 def test_a_script_with_one_model_gets_no_child_run(tmp_path):
-    one_model = SCRIPT.replace("linear = LogisticRegression(C=0.05, max_iter=500).fit(X_train, y_train)\n", "").replace(
-        "(forest, linear)", "(forest,)")
-    result = run_script(one_model, tmp_path)
+    result = run_script(ONE_MODEL, tmp_path)
     assert result.returncode == 0, result.stderr
     parent, children = runs_of(store_of(tmp_path))
     assert children == {}
@@ -150,9 +151,7 @@ def test_each_model_page_has_its_params_its_scores_on_named_data_and_each_child_
 
 
 def test_the_page_of_a_scripts_only_model_has_its_params_and_its_scores_on_named_data(tmp_path):
-    one_model = SCRIPT.replace("linear = LogisticRegression(C=0.05, max_iter=500).fit(X_train, y_train)\n", "").replace(
-        "(forest, linear)", "(forest,)")
-    result = run_script(one_model, tmp_path)
+    result = run_script(ONE_MODEL, tmp_path)
     assert result.returncode == 0, result.stderr
     parent, _ = runs_of(store_of(tmp_path))
     client = MlflowClient(store_of(tmp_path))
