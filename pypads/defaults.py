@@ -22,6 +22,7 @@ from pypads.loggers import (
     PipelineTracker,
     Ram,
     Search,
+    TrainingScores,
     WriteFormats,
 )
 from pypads.run_loggers import DEFAULT_INIT_RUN_FNS
@@ -42,6 +43,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
         "datasets": {"on": ["pypads_fit", "pypads_predict", "pypads_metric", "pypads_cross_validate"], "depth": 0},
         "search": {"on": ["pypads_fit"], "depth": 0},
         "crossval": {"on": ["pypads_cross_validate"], "depth": 0},
+        # Each fitted model's scores and pictures on its training data (training_accuracy_score…).
+        "training": {"on": ["pypads_fit"], "depth": 0},
         # Two or more models in one script: a child run each, to compare them as rows.
         "comparison": {"on": ["pypads_fit"], "depth": 0},
     },
@@ -77,7 +80,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
 # their own (see Metric). "depth": -1 on an event brings back everything.
 DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "hardware": 0, "output": 0, "input": 0,
                                         "model": 0, "datasets": 0, "search": 0, "crossval": 0,
-                                        "comparison": 0}
+                                        "comparison": 0, "training": 0}
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "parameters": Parameters(),
@@ -94,6 +97,7 @@ DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "search": Search(),
     "crossval": CrossValidation(),
     "comparison": ModelRuns(),
+    "training": TrainingScores(),
     # Off unless an event names it: config={"events": {"calls": {"on": ["pypads_fit"]}}}
     "calls": CallRecorder(),
 }

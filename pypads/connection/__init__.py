@@ -17,7 +17,7 @@ from pypads.connection.entities import (
     write_entities,
 )
 from pypads.connection.inputs import log_child_runs, log_datasets
-from pypads.connection.models import PICKLE, log_model
+from pypads.connection.models import PICKLE, log_linked_metrics, log_model
 from pypads.connection.runs import (
     EXPERIMENT_KIND_TAG,
     MODEL_TRAINING_KIND,
@@ -30,5 +30,5 @@ from pypads.connection.runs import (
 
 __all__ = ["EXPERIMENT_KIND_TAG", "MAX_ENTITIES_PER_BATCH", "MAX_PARAMS_PER_BATCH", "MAX_TAGS_PER_BATCH",
            "MODEL_TRAINING_KIND", "PICKLE", "UPLOAD_CHUNK", "end_fluent_run", "end_run", "ensure_experiment",
-           "log_child_runs", "log_datasets", "log_model", "open_run", "start_fluent_run",
+           "log_child_runs", "log_datasets", "log_linked_metrics", "log_model", "open_run", "start_fluent_run",
            "upload_artifacts", "write_entities"]

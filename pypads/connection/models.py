@@ -74,24 +74,30 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
     if card is not None:
         # Named as the source run names them: bare in the model's child run, after the label in the parent.
         prefix = "" if child_run_id else f"{card.get('model_label')}."
-        _log_model_metrics(client, source, model.model_id, card, prefix, dataset_of, warn, call)
+        log_linked_metrics(client, source, [(prefix + key, *rest) for key, *rest in metrics_of(card)], dataset_of, warn, call,
+                           model_id=model.model_id)
     return model.model_id
 
 
-def _log_model_metrics(client: MlflowClient, run_id: str, model_id: str, card: dict[str, Any], prefix: str,
-                       dataset_of: Callable[[str], dict[str, Any] | None], warn: Warn, call: MlflowCaller) -> None:
+def log_linked_metrics(client: MlflowClient, run_id: str, lines: list[tuple[str, float, int, int, str | None]],
+                       dataset_of: Callable[[str], dict[str, Any] | None], warn: Warn, call: MlflowCaller = direct,
+                       model_id: str | None = None) -> None:
+    """Metrics ``(key, value, timestamp, step, dataset name)`` linked to the dataset each
+    was computed on (``dataset_of`` gives a name's "dataset" entry) and to ``model_id``:
+    what *Models* and the run's *Model metrics* show beside a score. One MLflow refuses
+    is a warning; the store failing raises."""
     metrics = []
-    for key, value, timestamp, step, data in metrics_of(card):
+    for key, value, timestamp, step, data in lines:
         dataset = dataset_of(data) if data is not None else None
         name, digest = (dataset["name"], dataset["digest"]) if dataset else (None, None)
-        metrics.append(Metric(prefix + key, value, timestamp, step, model_id=model_id, dataset_name=name, dataset_digest=digest))
+        metrics.append(Metric(key, value, timestamp, step, model_id=model_id, dataset_name=name, dataset_digest=digest))
     for start in range(0, len(metrics), MAX_ENTITIES_PER_BATCH):
         try:
             call(lambda part=metrics[start:start + MAX_ENTITIES_PER_BATCH]: client.log_batch(run_id, metrics=part))
         except MlflowException as error:
             if error.error_code != "INVALID_PARAMETER_VALUE":
                 raise
-            warn(f"model metrics:{model_id}", f"MLflow refused the metrics of model {model_id}: {error.message}")
+            warn(f"linked metrics:{model_id or run_id}", f"MLflow refused metrics of {model_id or run_id}: {error.message}")
 
 
 def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, versions: dict[str, str | None],

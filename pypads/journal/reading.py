@@ -44,6 +44,7 @@ class Batch:
     artifacts: set[str] = field(default_factory=set)  # paths to upload
     datasets: list[dict[str, Any]] = field(default_factory=list)  # "dataset" entries
     child_runs: list[dict[str, Any]] = field(default_factory=list)  # "child_run" entries
+    evaluations: list[dict[str, Any]] = field(default_factory=list)  # "evaluation" entries
     offset: int = 0  # the journal length these entities reach
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -61,6 +62,8 @@ class Batch:
             self.datasets.append(entry)
         elif kind == "child_run":
             self.child_runs.append(entry)
+        elif kind == "evaluation":
+            self.evaluations.append(entry)
 
     @property
     def has_entities(self) -> bool:

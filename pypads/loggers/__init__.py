@@ -13,6 +13,7 @@ from pypads.loggers.parameters import Parameters
 from pypads.loggers.pipeline import PipelineTracker
 from pypads.loggers.search import Search
 from pypads.loggers.serialize import WriteFormats
+from pypads.loggers.training import TrainingScores
 from pypads.loggers.values import Input, Output
 
 __all__ = [
@@ -33,5 +34,6 @@ __all__ = [
     "PipelineTracker",
     "Ram",
     "Search",
+    "TrainingScores",
     "WriteFormats",
 ]

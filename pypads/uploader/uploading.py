@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import functools
 import importlib
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ from pypads.journal.format import run_target
 from pypads.journal.reading import JournalReader
 from pypads.store import RunTarget
 from pypads.timeouts import AnswerClock
+from pypads.uploader.evaluating import Evaluations
 from pypads.uploader.reports import OncePerKey, Warn, warn_locally
 
 OpenRun = Callable[[RunTarget], tuple[Any, str]]
@@ -84,6 +86,7 @@ class Uploader:
         # params when the batch has child runs (MLflow's get_run loads every param).
         self._experiment_id: str | None = None
         self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
+        self._evaluations = Evaluations(self._warn_once)  # each model's training scores and pictures
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
@@ -148,7 +151,7 @@ class Uploader:
         On a full disk the run is ended all the same, with what reached MLflow: left
         RUNNING, it would wait for a recovery that the same full disk may never allow.
         The journal keeps the rest, which a later recovery adds to the ended run."""
-        drained = self.drain() and self._save_models()
+        drained = self.drain() and self._save_models() and self._upload_pictures()
         if not drained and not (self.disk_full and self.run_id is not None):
             return False
         if status is not None and self.owns_run:
@@ -184,7 +187,10 @@ class Uploader:
         try:
             if batch.datasets:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
-            if batch.child_runs:
+            for entry in batch.evaluations:  # before child runs: their metrics include the training scores
+                self._evaluate(entry)
+            for child in batch.child_runs:
+                child.update(self._evaluations.with_scores(str(child.get("model_label")), child) or {})
                 self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
                                                             self._warn_once, self.clock.call,
                                                             experiment_id=self._experiment(),
@@ -231,8 +237,9 @@ class Uploader:
                     connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
                                            self._model_runs.get(entry.get("label", "")),
                                            experiment_id=self._experiment(), versions=versions,
-                                           card=self.journal.model_card(str(entry.get("label", ""))),
+                                           card=self._card(str(entry.get("label", ""))),
                                            dataset_of=self.journal.dataset, warn=self._warn_once)
+                    self._picture_model(str(entry.get("label", "")), pickled)
             except Exception as error:
                 if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     self.failed, self.failure = True, error
@@ -246,6 +253,48 @@ class Uploader:
             self._saved_models.add(entry["key"])
         return True
 
+
+    def _evaluate(self, entry: dict[str, Any]) -> None:
+        """Score and draw one evaluation; its metrics go into the run at once. Only the
+        store failing stops the upload: a model that cannot be scored is a warning."""
+        label = entry.get("label")
+        try:
+            lines = self._evaluations.add(entry, self.journal.entry_content(entry))
+        except Exception as error:
+            self._warn_once(f"evaluation:{label}", f"pypads could not evaluate {label}: {type(error).__name__}: {error}")
+            return
+        if lines:
+            connection().log_linked_metrics(self.client, self.run_id, lines, self.journal.dataset, self._warn_once,
+                                            self.clock.call)
+
+    def _card(self, label: str) -> dict[str, Any] | None:
+        """The model's card, with its training scores: its page shows them too."""
+        return self._evaluations.with_scores(label, self.journal.model_card(label))
+
+    def _picture_model(self, label: str, pickled: bytes) -> None:
+        try:
+            self._evaluations.add_model(label, pickled)
+        except Exception as error:  # a picture never keeps the run from ending
+            self._warn_once(f"estimator:{label}", f"pypads could not draw {label}: {type(error).__name__}: {error}")
+
+    def _upload_pictures(self) -> bool:
+        """Each model's pictures on its page: its child run's root when the run compares
+        models, else the run's root (or ``<label>/`` when several models have pictures and
+        no child run). False, keeping the journal, if the store failed."""
+        drawn = self._evaluations.take_folders()
+        try:
+            for label, folder in drawn.items():
+                child = self._model_runs.get(label)
+                where = None if child or len(drawn) == 1 else label
+                self.clock.call(self.client.log_artifacts, child or self.run_id, str(folder), where)
+        except Exception as error:
+            self.failed, self.failure = True, error
+            self._warn_once("pictures", f"could not store the pictures of MLflow run {self.run_id}: {error}")
+            return False
+        finally:
+            for folder in drawn.values():
+                shutil.rmtree(folder, ignore_errors=True)
+        return True
 
 
 def _is_mlflow_error(error: Exception) -> bool:

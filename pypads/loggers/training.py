@@ -1,0 +1,209 @@
+"""TrainingScores: what a fitted model predicts on the data it was fitted on, for the
+uploader to score and draw (``training_accuracy_score``, a confusion matrix…).
+
+The script's thread pays for the prediction alone: the predictions, the targets and the
+class order go into the journal as one "evaluation" entry, and the uploader, which has
+the run and its own core, computes the metrics and renders the pictures
+(:mod:`pypads.evaluation`). A prediction that would cost more than ``budget`` of the
+fit (kNN, a large training set) is made on a fixed, seeded sample of the rows, whose
+size the tag ``pypads.training_sample`` states.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from pypads.calls import Call
+from pypads.loggers.base import Logger
+from pypads.loggers.datasets import catalogue, data_arguments
+from pypads.loggers.lineage import lineage
+from pypads.loggers.model import model_of
+
+PROBE_ROWS = 100  # rows predicted first, to time the prediction of the rest
+SAMPLE_SEED = 0  # the sample is the same in every run of a script: its scores compare
+MAX_FEATURE_ROWS = 2000  # a clusterer's silhouette is quadratic in its rows
+TASKS = ("classifier", "regressor", "clusterer")
+# Their score() is the accuracy or R² of predict(): the uploader computes it from the
+# predictions instead of the script predicting a second time.
+_MIXIN_SCORES = {"ClassifierMixin.score": "classifier", "RegressorMixin.score": "regressor"}
+
+
+def task_of(estimator: Any) -> str | None:
+    """``classifier``, ``regressor`` or ``clusterer``, as scikit-learn's tags say (a
+    pipeline or a search answers for its final estimator); None for anything else."""
+    try:
+        kind = estimator.__sklearn_tags__().estimator_type
+    except Exception:  # not a scikit-learn estimator, or one whose tags are broken
+        kind = getattr(estimator, "_estimator_type", None)
+    return kind if kind in TASKS else None
+
+
+class TrainingScores(Logger):
+    """After each fit the script makes (not one a library makes inside another), the
+    model's predictions on its training data, for its ``training_…`` metrics and
+    pictures (see the module's docstring). ``pictures=False`` keeps the metrics only;
+    ``budget`` is the share of the fit's time the prediction may take before it is made
+    on a sample instead (never fewer than ``min_rows`` rows)."""
+
+    defaults = {"pictures": True, "budget": 0.1, "min_rows": 1000}
+
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        if call.depth != 0 or call.exception is not None or call.instance is None:
+            return
+        fitted = model_of(call.instance)
+        task = task_of(call.instance) if fitted is not None else None
+        if task is None:
+            return
+        features, targets = data_arguments(call)
+        if features is None or (targets is None and task != "clusterer"):
+            return
+        rows = _length(features)
+        if rows is None or rows == 0:
+            return
+        budget = options["budget"] * (call.duration or 0.0)
+        with warnings.catch_warnings():
+            # The script did not ask for this prediction: what it warns is not the script's business.
+            warnings.simplefilter("ignore")
+            predicted = _predict(call.instance, task, features, rows, budget, options["min_rows"])
+        if predicted is None:
+            return
+        arrays, sample = predicted
+        if targets is not None:
+            arrays["y_true"] = _plain(_rows(targets, sample))
+        known = catalogue(call).identify(call, features, targets)
+        label = lineage(call.run).label(call.instance)
+        if sample is not None:
+            call.run.writer.set_tag("pypads.training_sample", f"{label}: scored on {len(sample)} of {rows} rows")
+        arrays.update(_model_facts(fitted[0], task))
+        call.run.writer.log_entry({
+            "kind": "evaluation", "label": label, "task": task, "data": known.name if known else None,
+            "prefix": "training", "rows": rows, "sample": None if sample is None else len(sample),
+            "pictures": bool(options["pictures"]), "timestamp": int(time.time() * 1000),
+            "default_score": _default_score(call.instance),
+        }, _npz(arrays))
+
+
+def _predict(estimator: Any, task: str, features: Any, rows: int, budget: float,
+             min_rows: int) -> tuple[dict[str, np.ndarray], np.ndarray | None] | None:
+    """The predictions (and class scores) on the training data, or on a seeded sample of
+    it when predicting all of it would take more than ``budget`` seconds."""
+    if task == "clusterer":
+        labels = getattr(estimator, "labels_", None)  # free: the fit computed them
+        if labels is not None and len(labels) == rows:
+            sample = _sample(rows, MAX_FEATURE_ROWS) if rows > MAX_FEATURE_ROWS else None
+            arrays = {"y_pred": np.asarray(labels)}
+            arrays["features"] = _numeric(_rows(features, sample))
+            if sample is not None:
+                arrays["features_rows"] = sample
+            return arrays, None
+    predict = getattr(estimator, "predict", None)
+    if not callable(predict):
+        return None
+    sample = None
+    if rows > PROBE_ROWS:
+        started = time.perf_counter()
+        _class_scores(estimator, _rows(features, np.arange(PROBE_ROWS)), task)
+        predict(_rows(features, np.arange(PROBE_ROWS)))
+        per_row = (time.perf_counter() - started) / PROBE_ROWS
+        affordable = int(budget / per_row) if per_row > 0 else rows
+        if affordable < rows:
+            sample = _sample(rows, max(min_rows, affordable))
+            if len(sample) >= rows:
+                sample = None
+    data = _rows(features, sample)
+    arrays = {"y_pred": _plain(predict(data))}
+    scores = _class_scores(estimator, data, task)
+    if scores is not None:
+        arrays["scores"] = scores
+    return arrays, sample
+
+
+def _class_scores(estimator: Any, data: Any, task: str) -> np.ndarray | None:
+    """``predict_proba``, else ``decision_function``, of a classifier (ROC curves, log loss)."""
+    if task != "classifier":
+        return None
+    for method in ("predict_proba", "decision_function"):
+        if hasattr(estimator, method):  # available_if: hasattr asks the estimator
+            try:
+                return np.asarray(getattr(estimator, method)(data), dtype=float)
+            except Exception:  # e.g. an SVC without probability=True raises here
+                continue
+    return None
+
+
+def _model_facts(estimator: Any, task: str) -> dict[str, np.ndarray]:
+    facts: dict[str, np.ndarray] = {}
+    classes = getattr(estimator, "classes_", None)
+    if task == "classifier" and classes is not None:
+        facts["classes"] = _plain(classes)
+    inertia = getattr(estimator, "inertia_", None)
+    if task == "clusterer" and isinstance(inertia, (int, float)):
+        facts["inertia"] = np.asarray(float(inertia))
+    return facts
+
+
+def _default_score(estimator: Any) -> str | None:
+    """Which of the predictions' scores ``estimator.score`` is, when it is scikit-learn's
+    default (the accuracy of a classifier, the R² of a regressor), followed through a
+    pipeline's last step and a search's refit model; None for a score of its own."""
+    while True:
+        if hasattr(estimator, "steps"):
+            estimator = estimator.steps[-1][1]
+        elif hasattr(estimator, "best_estimator_") and getattr(estimator, "scoring", None) is None:
+            estimator = estimator.best_estimator_
+        else:
+            break
+    score = getattr(type(estimator), "score", None)
+    return _MIXIN_SCORES.get(getattr(score, "__qualname__", ""))
+
+
+def _length(data: Any) -> int | None:
+    shape = getattr(data, "shape", None)
+    if shape:
+        return int(shape[0])
+    try:
+        return len(data)
+    except TypeError:
+        return None
+
+
+def _sample(rows: int, size: int) -> np.ndarray:
+    return np.sort(np.random.default_rng(SAMPLE_SEED).choice(rows, size=min(size, rows), replace=False))
+
+
+def _rows(data: Any, which: np.ndarray | None) -> Any:
+    """The rows ``which`` of an array, a DataFrame, a sparse matrix or a list (all of them for None)."""
+    if which is None:
+        return data
+    if hasattr(data, "iloc"):
+        return data.iloc[which]
+    if isinstance(data, (list, tuple)):
+        return [data[index] for index in which]
+    return data[which]
+
+
+def _plain(values: Any) -> np.ndarray:
+    """An array the uploader can load without pickle: text for labels of objects."""
+    array = np.asarray(values)
+    return array.astype(str) if array.dtype.hasobject else array
+
+
+def _numeric(values: Any) -> np.ndarray:
+    if hasattr(values, "toarray"):  # a sparse sample: at most MAX_FEATURE_ROWS rows
+        values = values.toarray()
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):  # text columns: no silhouette, the rest stands
+        return np.empty((0, 0))
+
+
+def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
