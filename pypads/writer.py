@@ -205,7 +205,7 @@ class Writer:
                 self._give_up(error)
                 return
             if recreated:
-                Uploader(self.journal.folder, open_run=self._open_run).finish(None)
+                Uploader(self.journal.folder, open_run=self._open_run, pictures=False).finish(None)
 
     def _give_up(self, error: OSError) -> None:
         """The journal cannot be written (a full disk, a folder removed): stop writing,

@@ -14,7 +14,8 @@ not answer) is left behind, and the next ``PyPads()`` uploads what is missing.
 
 Besides params, metrics, tags and artifacts, a line may be an entry the uploader turns
 into more than a value (:data:`ENTRY_KINDS`): a model to save as an MLflow model, a
-dataset to log as a run input, a child run to create and end in one go.
+dataset to log as a run input, a child run to create and end in one go, a model's
+predictions to score and draw.
 """
 
 from __future__ import annotations

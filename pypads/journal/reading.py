@@ -45,6 +45,7 @@ class Batch:
     datasets: list[dict[str, Any]] = field(default_factory=list)  # "dataset" entries
     child_runs: list[dict[str, Any]] = field(default_factory=list)  # "child_run" entries
     evaluations: list[dict[str, Any]] = field(default_factory=list)  # "evaluation" entries
+    models: int = 0  # how many "model" entries
     offset: int = 0  # the journal length these entities reach
 
     def add(self, entry: dict[str, Any]) -> None:
@@ -64,6 +65,8 @@ class Batch:
             self.child_runs.append(entry)
         elif kind == "evaluation":
             self.evaluations.append(entry)
+        elif kind == "model":
+            self.models += 1
 
     @property
     def has_entities(self) -> bool:

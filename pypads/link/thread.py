@@ -22,7 +22,8 @@ class UploaderThread:
     """An :class:`~pypads.link.base.UploaderLink` to an uploader on a thread of this process."""
 
     def __init__(self, settings: LinkSettings) -> None:
-        self.uploader = Uploader(settings.journal.folder, open_run=settings.open_run, on_open=settings.on_open)
+        self.uploader = Uploader(settings.journal.folder, open_run=settings.open_run, on_open=settings.on_open,
+                                 pictures=False)
         self.interval = settings.interval
         self._recovery = Recovery() if settings.recover else None
         self._status: str | None = None

@@ -106,7 +106,7 @@ def _predict(estimator: Any, task: str, features: Any, rows: int, budget: float,
     if not callable(predict):
         return None
     sample = None
-    if rows > PROBE_ROWS:
+    if rows > max(min_rows, PROBE_ROWS):  # a sample is never smaller than min_rows: no need to time fewer
         started = time.perf_counter()
         _class_scores(estimator, _rows(features, np.arange(PROBE_ROWS)), task)
         predict(_rows(features, np.arange(PROBE_ROWS)))
@@ -207,3 +207,38 @@ def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return buffer.getvalue()
+
+
+# Scores of predicted labels, and of predicted values: what the script scored on a
+# dataset says which pictures of that dataset make sense.
+LABEL_METRICS = frozenset({
+    "accuracy_score", "balanced_accuracy_score", "f1_score", "fbeta_score", "precision_score", "recall_score",
+    "jaccard_score", "matthews_corrcoef", "cohen_kappa_score", "hamming_loss", "zero_one_loss",
+    "confusion_matrix", "classification_report", "precision_recall_fscore_support"})
+VALUE_METRICS = frozenset({
+    "r2_score", "mean_squared_error", "root_mean_squared_error", "mean_absolute_error", "median_absolute_error",
+    "explained_variance_score", "max_error", "mean_absolute_percentage_error"})
+MAX_SCORED_PAIRS = 20  # pictures of (model, dataset) pairs per run: a loop over datasets stays bounded
+
+
+def draw_scored(call: Call, model: str, data: str | None) -> None:
+    """The first time the script scores ``model``'s prediction on the dataset ``data``
+    with a score of labels or of values, that dataset's pictures of the model (its
+    confusion matrix, its residuals): the targets and the prediction go to the uploader,
+    which draws them. One set lookup for every later score of the same pair."""
+    function = call.name
+    task = "classifier" if function in LABEL_METRICS else "regressor" if function in VALUE_METRICS else None
+    if task is None or data is None:
+        return
+    drawn: set[tuple[str, str]] = call.run.state(draw_scored).setdefault("pairs", set())
+    if (model, data) in drawn or len(drawn) >= MAX_SCORED_PAIRS:
+        return
+    drawn.add((model, data))
+    truth = call.args[0] if call.args else call.kwargs.get("y_true")
+    predicted = call.args[1] if len(call.args) > 1 else call.kwargs.get("y_pred")
+    if truth is None or predicted is None:
+        return
+    call.run.writer.log_entry({
+        "kind": "evaluation", "label": model, "task": task, "data": data, "prefix": data, "metrics": False,
+        "pictures": True, "timestamp": int(time.time() * 1000),
+    }, _npz({"y_true": _plain(truth), "y_pred": _plain(predicted)}))

@@ -19,6 +19,7 @@ from typing import Any
 
 import cloudpickle
 import numpy as np
+from blake3 import blake3
 
 from pypads import evaluation
 from pypads.uploader.reports import Warn
@@ -36,20 +37,30 @@ class ModelEvaluations:
     """What the uploader made of one model's evaluations."""
 
     metrics: dict[str, ScoreLine] = field(default_factory=dict)  # bare key -> its line
+    undrawn: dict[str, evaluation.Evaluation] = field(default_factory=dict)  # prefix -> latest, not drawn yet
     folder: Path | None = None  # its pictures, uploaded as the run ends
 
 
 class Evaluations:
-    """The evaluations of one run's models, by model label."""
+    """The evaluations of one run's models, by model label.
 
-    def __init__(self, warn: Warn) -> None:
+    Metrics are computed as each entry arrives. Pictures are drawn only for models that
+    have a page (a "model" entry: at most ``max_models``, a twin of a saved state not
+    again), once per model and dataset for the latest evaluation: a loop of 100 fits
+    would otherwise cost 100 sets of pictures. ``draw=False`` (an uploader on a thread
+    of the script) draws none: matplotlib must not load into the script's process.
+    """
+
+    def __init__(self, warn: Warn, draw: bool = True) -> None:
         self._warn = warn
+        self._draw = draw
         self.by_label: dict[str, ModelEvaluations] = {}
         self._count = 0
+        self._scored: dict[bytes, tuple[dict[str, float], list[str]]] = {}  # content digest -> its scores
 
     def add(self, entry: dict[str, Any], content: bytes | None) -> list[ScoreLine]:
-        """Score and draw one evaluation entry; returns its metrics as the run names them
-        (``<label>.training_accuracy_score``)."""
+        """Score one evaluation entry (its pictures wait for :meth:`draw`); returns its
+        metrics as the run names them (``<label>.training_accuracy_score``)."""
         label = str(entry.get("label") or "")
         if not label or content is None or self._count >= MAX_EVALUATIONS:
             return []
@@ -60,31 +71,54 @@ class Evaluations:
             self._warn(f"evaluation:{label}", f"pypads could not read the evaluation of {label}: {error}")
             return []
         prefix = str(entry.get("prefix") or "training")
-        timestamp, data = int(entry.get("timestamp") or 0), entry.get("data")
-        values, warnings = evaluation.scores(evaluated)
-        default = _DEFAULT_SCORES.get(str(entry.get("default_score")))
-        if default in values:  # the estimator's score() is scikit-learn's: the accuracy or R² of predict()
-            values["score"] = values[default]
         model = self.by_label.setdefault(label, ModelEvaluations())
+        if self._draw and entry.get("pictures", True):
+            model.undrawn[prefix] = evaluated
+        if entry.get("metrics") is False:  # a dataset the script scored itself: its pictures only
+            return []
+        values, warnings = self._scores(evaluated, content, entry)
+        for message in warnings:
+            self._warn(f"evaluation:{label}:{message}", f"{label}: {message}")
+        timestamp, data = int(entry.get("timestamp") or 0), entry.get("data")
+        dataset = None if data is None else str(data)
         lines = []
         for name, value in values.items():
             key = f"{prefix}_{name}"
-            model.metrics[key] = (key, value, timestamp, 0, None if data is None else str(data))
-            lines.append((f"{label}.{key}", value, timestamp, 0, None if data is None else str(data)))
-        if entry.get("pictures", True):
-            files, skipped = evaluation.pictures(evaluated, prefix)
-            self._keep(model, files)
-            warnings += skipped
-        for message in warnings:
-            self._warn(f"evaluation:{label}:{message}", f"{label}: {message}")
+            model.metrics[key] = (key, value, timestamp, 0, dataset)
+            lines.append((f"{label}.{key}", value, timestamp, 0, dataset))
         return lines
+
+    def _scores(self, evaluated: evaluation.Evaluation, content: bytes,
+                entry: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
+        """The scores of ``evaluated``; computed once for equal predictions (100 fits of
+        one tree in a loop predict alike)."""
+        digest = blake3(content + str(entry.get("task")).encode()).digest()
+        found = self._scored.get(digest)
+        if found is None:
+            values, warnings = evaluation.scores(evaluated)
+            default = _DEFAULT_SCORES.get(str(entry.get("default_score")))
+            if default in values:  # the estimator's score() is scikit-learn's: the accuracy or R² of predict()
+                values["score"] = values[default]
+            found = self._scored[digest] = (values, warnings)
+        return dict(found[0]), list(found[1])
+
+    def draw(self, labels: set[str]) -> None:
+        """Draw what is not drawn yet of the models labelled ``labels`` (those with a page)."""
+        for label in labels:
+            model = self.by_label.get(label)
+            while model is not None and model.undrawn:
+                prefix, evaluated = model.undrawn.popitem()
+                files, warnings = evaluation.pictures(evaluated, prefix)
+                self._keep(model, files)
+                for message in warnings:
+                    self._warn(f"pictures:{label}:{message}", f"{label}: {message}")
 
     def add_model(self, label: str, pickled: bytes) -> None:
         """The pictures of a saved model itself: importances or coefficients, and
         scikit-learn's HTML view (``estimator.html``)."""
         model = self.by_label.get(label)
-        if model is None or model.folder is None:
-            return  # only models whose evaluation asked for pictures
+        if not self._draw or model is None:
+            return  # only models that were evaluated: a classifier, regressor or clusterer
         try:
             estimator = cloudpickle.loads(pickled)  # the journal's own pickle: as trusted as the journal
         except Exception as error:  # a class that does not load here

@@ -49,6 +49,8 @@ class Uploader:
         open_run: ``target -> (MlflowClient, run id)``; by default
             :func:`pypads.connection.open_run`.
         on_open: called with the run id once the run exists.
+        pictures: whether to draw the models' pictures (not on a thread of the script:
+            matplotlib must not load into its process).
 
     After a failure nothing more is sent: the journal keeps all that is not committed,
     in order, for a later :func:`recover`.
@@ -61,6 +63,7 @@ class Uploader:
         warn: Warn = warn_locally,
         open_run: OpenRun | None = None,
         on_open: Callable[[str], None] | None = None,
+        pictures: bool = True,
     ) -> None:
         self.journal = JournalReader(folder)
         meta = self.journal.meta()
@@ -86,7 +89,7 @@ class Uploader:
         # params when the batch has child runs (MLflow's get_run loads every param).
         self._experiment_id: str | None = None
         self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
-        self._evaluations = Evaluations(self._warn_once)  # each model's training scores and pictures
+        self._evaluations = Evaluations(self._warn_once, pictures)  # each model's training scores and pictures
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
@@ -189,8 +192,11 @@ class Uploader:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
             for entry in batch.evaluations:  # before child runs: their metrics include the training scores
                 self._evaluate(entry)
+            if batch.evaluations or batch.models:
+                self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
             for child in batch.child_runs:
                 child.update(self._evaluations.with_scores(str(child.get("model_label")), child) or {})
+            if batch.child_runs:
                 self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
                                                             self._warn_once, self.clock.call,
                                                             experiment_id=self._experiment(),
@@ -281,6 +287,7 @@ class Uploader:
         """Each model's pictures on its page: its child run's root when the run compares
         models, else the run's root (or ``<label>/`` when several models have pictures and
         no child run). False, keeping the journal, if the store failed."""
+        self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
         drawn = self._evaluations.take_folders()
         try:
             for label, folder in drawn.items():
