@@ -134,8 +134,12 @@ def test_each_model_page_has_its_params_its_scores_on_named_data_and_each_child_
     for name, model in models.items():
         assert model.source_run_id == children[name].info.run_id
         scores = {metric.key: metric for metric in model.metrics}
-        assert set(scores) == {"accuracy_score_X_test", "f1_score_X_test"}
-        assert all(metric.dataset_name == "X_test" and metric.dataset_digest == data["X_test"] for metric in scores.values())
+        # the script's scores on X_test, and the training scores pypads computed on X_train
+        assert {key for key in scores if not key.startswith("training_")} == {"accuracy_score_X_test", "f1_score_X_test"}
+        assert {"training_accuracy_score", "training_f1_score"} <= set(scores)
+        assert all(scores[key].dataset_name == "X_test" and scores[key].dataset_digest == data["X_test"]
+                   for key in ("accuracy_score_X_test", "f1_score_X_test"))
+        assert scores["training_accuracy_score"].dataset_name == "X_train"
         assert scores["accuracy_score_X_test"].value == children[name].data.metrics["accuracy_score_X_test"]
         child = children[name]
         assert {item.dataset.name: [tag.value for tag in item.tags] for item in child.inputs.dataset_inputs} == {
@@ -159,4 +163,6 @@ def test_the_page_of_a_scripts_only_model_has_its_params_and_its_scores_on_named
     assert model.source_run_id == parent.info.run_id
     assert model.params["n_estimators"] == "5"
     scores = {metric.key: metric.dataset_name for metric in model.metrics}
-    assert scores == {"RandomForestClassifier.accuracy_score_X_test": "X_test", "RandomForestClassifier.f1_score_X_test": "X_test"}
+    assert {key: name for key, name in scores.items() if ".training_" not in key} == {
+        "RandomForestClassifier.accuracy_score_X_test": "X_test", "RandomForestClassifier.f1_score_X_test": "X_test"}
+    assert scores["RandomForestClassifier.training_accuracy_score"] == "X_train"
