@@ -235,3 +235,19 @@ def test_a_model_without_predict_gets_no_training_scores(tmp_path):
     assert run.status == "FINISHED"
     assert not [key for key in run.metrics if "training_" in key]
     assert not [path for path in run.artifacts() if path.startswith("training_")]
+
+
+def test_a_loop_of_fits_scores_as_many_models_as_the_run_saves(tmp_path):
+    result = run_script(script("""
+        from sklearn.datasets import load_iris
+        from sklearn.tree import DecisionTreeClassifier
+        X, y = load_iris(return_X_y=True)
+        for depth in range(1, 26):
+            DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+    """), tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    scored = {key.split(".")[0] for key in run.metrics if key.endswith(".training_accuracy_score")}
+    assert len(scored) == 20 and "DecisionTreeClassifier" in scored and "DecisionTreeClassifier_19" in scored
+    assert run.metrics["DecisionTreeClassifier.training_accuracy_score"] < run.metrics[
+        "DecisionTreeClassifier_19.training_accuracy_score"]

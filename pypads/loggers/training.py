@@ -49,9 +49,11 @@ class TrainingScores(Logger):
     model's predictions on its training data, for its ``training_…`` metrics and
     pictures (see the module's docstring). ``pictures=False`` keeps the metrics only;
     ``budget`` is the share of the fit's time the prediction may take before it is made
-    on a sample instead (never fewer than ``min_rows`` rows)."""
+    on a sample instead (never fewer than ``min_rows`` rows). At most ``max_models``
+    estimators are scored (as many as :class:`~pypads.loggers.model.Model` saves): a
+    loop of 100 fits pays for the first 20 and the refits of those."""
 
-    defaults = {"pictures": True, "budget": 0.1, "min_rows": 1000}
+    defaults = {"pictures": True, "budget": 0.1, "min_rows": 1000, "max_models": 20}
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None or call.instance is None:
@@ -63,6 +65,12 @@ class TrainingScores(Logger):
         features, targets = data_arguments(call)
         if features is None or (targets is None and task != "clusterer"):
             return
+        label = lineage(call.run).label(call.instance)
+        scored: set[str] = call.run.state(self).setdefault("labels", set())
+        if label not in scored:
+            if len(scored) >= options["max_models"]:
+                return
+            scored.add(label)
         rows = _length(features)
         if rows is None or rows == 0:
             return
@@ -77,7 +85,6 @@ class TrainingScores(Logger):
         if targets is not None:
             arrays["y_true"] = _plain(_rows(targets, sample))
         known = catalogue(call).identify(call, features, targets)
-        label = lineage(call.run).label(call.instance)
         if sample is not None:
             call.run.writer.set_tag("pypads.training_sample", f"{label}: scored on {len(sample)} of {rows} rows")
         arrays.update(_model_facts(fitted[0], task))

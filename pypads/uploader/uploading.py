@@ -190,8 +190,7 @@ class Uploader:
         try:
             if batch.datasets:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
-            for entry in batch.evaluations:  # before child runs: their metrics include the training scores
-                self._evaluate(entry)
+            self._evaluate(batch.evaluations)  # before child runs: their metrics include the training scores
             if batch.evaluations or batch.models:
                 self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
             for child in batch.child_runs:
@@ -260,15 +259,19 @@ class Uploader:
         return True
 
 
-    def _evaluate(self, entry: dict[str, Any]) -> None:
-        """Score and draw one evaluation; its metrics go into the run at once. Only the
-        store failing stops the upload: a model that cannot be scored is a warning."""
-        label = entry.get("label")
-        try:
-            lines = self._evaluations.add(entry, self.journal.entry_content(entry))
-        except Exception as error:
-            self._warn_once(f"evaluation:{label}", f"pypads could not evaluate {label}: {type(error).__name__}: {error}")
-            return
+    def _evaluate(self, entries: list[dict[str, Any]]) -> None:
+        """Score and draw the evaluations of a batch, the latest of each model and dataset
+        (a loop refitting one model scores its last state), their metrics into the run in
+        one call. Only the store failing stops the upload: a model that cannot be scored
+        is a warning."""
+        latest = {(entry.get("label"), entry.get("prefix")): entry for entry in entries}
+        lines = []
+        for entry in latest.values():
+            try:
+                lines += self._evaluations.add(entry, self.journal.entry_content(entry))
+            except Exception as error:
+                self._warn_once(f"evaluation:{entry.get('label')}",
+                                f"pypads could not evaluate {entry.get('label')}: {type(error).__name__}: {error}")
         if lines:
             connection().log_linked_metrics(self.client, self.run_id, lines, self.journal.dataset, self._warn_once,
                                             self.clock.call)
