@@ -74,8 +74,8 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
     if card is not None:
         # Named as the source run names them: bare in the model's child run, after the label in the parent.
         prefix = "" if child_run_id else f"{card.get('model_label')}."
-        log_linked_metrics(client, source, [(prefix + key, *rest) for key, *rest in metrics_of(card)], dataset_of, warn, call,
-                           model_id=model.model_id)
+        lines = [(prefix + key, value, timestamp, step, data) for key, value, timestamp, step, data in metrics_of(card)]
+        log_linked_metrics(client, source, lines, dataset_of, warn, call, model_id=model.model_id)
     return model.model_id
 
 

@@ -60,7 +60,7 @@ class TrainingScores(Logger):
             return
         fitted = model_of(call.instance)
         task = task_of(call.instance) if fitted is not None else None
-        if task is None:
+        if fitted is None or task is None:
             return
         features, targets = data_arguments(call)
         if features is None or (targets is None and task != "clusterer"):
@@ -212,7 +212,7 @@ def _numeric(values: Any) -> np.ndarray:
 
 def _npz(arrays: Mapping[str, np.ndarray]) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]  # numpy's stubs type **kwds as allow_pickle
     return buffer.getvalue()
 
 

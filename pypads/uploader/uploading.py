@@ -16,14 +16,16 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pypads.journal.format import run_target
 from pypads.journal.reading import JournalReader
 from pypads.store import RunTarget
 from pypads.timeouts import AnswerClock
-from pypads.uploader.evaluating import Evaluations
 from pypads.uploader.reports import OncePerKey, Warn, warn_locally
+
+if TYPE_CHECKING:
+    from pypads.uploader.evaluating import Evaluations
 
 OpenRun = Callable[[RunTarget], tuple[Any, str]]
 """Opens a run: ``target -> (MlflowClient, run id)``."""
@@ -89,7 +91,15 @@ class Uploader:
         # params when the batch has child runs (MLflow's get_run loads every param).
         self._experiment_id: str | None = None
         self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
-        self._evaluations = Evaluations(self._warn_once, pictures)  # each model's training scores and pictures
+        self._pictures = pictures
+
+    @functools.cached_property
+    def _evaluations(self) -> Evaluations:
+        """Each model's training scores and pictures. Imported on first use: the script
+        imports this module for its uploader thread, and needs none of it."""
+        evaluating = importlib.import_module("pypads.uploader.evaluating")
+        found: Evaluations = evaluating.Evaluations(self._warn_once, self._pictures)
+        return found
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
