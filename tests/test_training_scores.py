@@ -251,3 +251,24 @@ def test_a_loop_of_fits_scores_as_many_models_as_the_run_saves(tmp_path):
     assert len(scored) == 20 and "DecisionTreeClassifier" in scored and "DecisionTreeClassifier_19" in scored
     assert run.metrics["DecisionTreeClassifier.training_accuracy_score"] < run.metrics[
         "DecisionTreeClassifier_19.training_accuracy_score"]
+
+
+def test_a_dataset_the_script_scores_a_model_on_gets_its_pictures_too(tmp_path):
+    result = run_script(script("""
+        from sklearn.datasets import load_diabetes, load_iris
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.metrics import accuracy_score, f1_score
+        from sklearn.model_selection import train_test_split
+        X, y = load_iris(return_X_y=True)
+        X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+        model = LogisticRegression(max_iter=500).fit(X_train, y_train)
+        predicted = model.predict(X_test)
+        for _ in range(3):
+            print(accuracy_score(y_test, predicted), f1_score(y_test, predicted, average="macro"))
+    """), tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    files = run.artifacts()
+    assert "X_test_confusion_matrix.png" in files and "training_confusion_matrix.png" in files
+    # pictures only: the script's own scores on X_test are its metrics, nothing added
+    assert not [key for key in run.metrics if "X_test_" in key and not key.endswith("_X_test")]

@@ -13,6 +13,7 @@ from pypads.loggers.base import Logger
 from pypads.loggers.comparison import Score, rows
 from pypads.loggers.lineage import Lineage, Origin, first_data, lineage
 from pypads.loggers.serialize import WriteFormats, serialize
+from pypads.loggers.training import draw_scored
 from pypads.provenance import provenance
 
 METRIC_HOOK = "pypads_metric"
@@ -69,6 +70,7 @@ class Metric(Logger):
             now = int(time.time() * 1000)
             call.run.writer.log_metric(series, float(value), step=step, timestamp=now)
             rows(call.run).scored(origin.model, series[len(origin.model) + 1:], Score(float(value), step, now, origin.data))
+            draw_scored(call, origin.model, origin.data)  # that dataset's pictures of the model, once
             return
         described = lambda: provenance(self.name, call.run.mappings, call.function)  # noqa: E731 - only built for a summary
         extension, content = _artifact(value, options["max_bytes"], described)

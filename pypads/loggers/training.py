@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from pypads.calls import Call
+from pypads.context import RunContext
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import catalogue, data_arguments
 from pypads.loggers.lineage import lineage
@@ -54,6 +55,10 @@ class TrainingScores(Logger):
     loop of 100 fits pays for the first 20 and the refits of those."""
 
     defaults = {"pictures": True, "budget": 0.1, "min_rows": 1000, "max_models": 20}
+
+    def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
+        # The datasets the script scores a model on get pictures too (draw_scored), if pictures are on.
+        run.state(draw_scored)["on"] = bool(options["pictures"])
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None or call.instance is None:
@@ -233,11 +238,14 @@ def draw_scored(call: Call, model: str, data: str | None) -> None:
     with a score of labels or of values, that dataset's pictures of the model (its
     confusion matrix, its residuals): the targets and the prediction go to the uploader,
     which draws them. One set lookup for every later score of the same pair."""
+    state = call.run.state(draw_scored)
+    if not state.get("on"):
+        return  # TrainingScores is off, or its pictures are
     function = call.name
     task = "classifier" if function in LABEL_METRICS else "regressor" if function in VALUE_METRICS else None
     if task is None or data is None:
         return
-    drawn: set[tuple[str, str]] = call.run.state(draw_scored).setdefault("pairs", set())
+    drawn: set[tuple[str, str]] = state.setdefault("pairs", set())
     if (model, data) in drawn or len(drawn) >= MAX_SCORED_PAIRS:
         return
     drawn.add((model, data))
