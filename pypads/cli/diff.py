@@ -96,22 +96,32 @@ def sections(found: dict[str, Any]) -> list[Section]:
 
 
 def summaries(found: dict[str, Any]) -> list[str]:
-    """One line of what did not change and, if any, one of what a run did not record."""
+    """One line of what did not change, in the sections' order, and, if any, one of
+    what a run did not record."""
     unchanged, missing = [], []
-    for name, title in (("params", "params"), ("datasets", "datasets"), ("packages", "packages"),
-                        ("metrics", "metrics"), ("system_metrics", "system metrics")):
+
+    def counted(name: str, title: str) -> None:
         if found[name]["unchanged"]:
             unchanged.append(f"{found[name]['unchanged']} {title}")
+
+    counted("params", "params")
+    counted("datasets", "datasets")
     code = found["code"]
     git = [name for name in ("commit", "branch", "dirty") if code[name]["a"] is not None or code[name]["b"] is not None]
     unchanged += [f"git {name}" for name in git if not code[name]["changed"]]
     missing += [] if git else ["git (both runs)"]
-    if not code["patch"]["changed"] and code["patch"]["a"] == code["patch"]["b"] == "recorded":
+    patch = code["patch"]
+    if git and not patch["changed"] and patch["a"] == patch["b"] != "not recorded":
         unchanged.append("uncommitted changes")
-    if not found["mappings"]["changed"]:
+    counted("packages", "packages")
+    missing += [f"packages ({side.upper()})" for side in ("a", "b") if not found["packages"]["recorded"][side]]
+    mappings = found["mappings"]
+    if mappings["a"] is None and mappings["b"] is None:
+        missing.append("mapping files (both runs)")
+    elif not mappings["changed"]:
         unchanged.append("mapping files")
-    recorded = found["packages"]["recorded"]
-    missing += [f"packages ({side.upper()})" for side in ("a", "b") if not recorded[side]]
+    counted("metrics", "metrics")
+    counted("system_metrics", "system metrics")
     lines = [f"unchanged: {', '.join(unchanged) or 'nothing'}"]
     return lines + ([f"not recorded: {', '.join(missing)}"] if missing else [])
 
