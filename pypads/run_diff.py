@@ -171,12 +171,17 @@ def _headline(metrics: Mapping[str, float], system: bool = False) -> dict[str, f
 
 def _datasets(run: Any) -> dict[str, dict[str, Any]]:
     """The run's dataset inputs by ``name (context)``: digest, profile and schema as
-    flat dicts (a column's name to its type; a tensor's spec as one entry)."""
-    found = {}
+    flat dicts (a column's name to its type; a tensor's spec as one entry). Other data
+    under a name and context already taken (``X`` fitted on twice) is ``X (training) #2``,
+    in the order the run logged them."""
+    found: dict[str, dict[str, Any]] = {}
     for given in run.inputs.dataset_inputs if run.inputs is not None else []:
         dataset, tags = given.dataset, {tag.key: tag.value for tag in given.tags}
         context = tags.get("mlflow.data.context")
-        key = f"{dataset.name} ({context})" if context else dataset.name
+        key = base = f"{dataset.name} ({context})" if context else dataset.name
+        number = 2
+        while key in found and found[key]["digest"] != dataset.digest:
+            key, number = f"{base} #{number}", number + 1
         profile = _json(dataset.profile)
         found[key] = {"digest": dataset.digest, "profile": profile if isinstance(profile, dict) else {},
                       "schema": _columns(_json(dataset.schema))}

@@ -190,3 +190,21 @@ def test_packages_are_matched_by_canonical_name_and_ordered_by_version():
     assert found["changed"]["scikit-learn"]["direction"] == "upgraded"  # 1.10 > 1.4, as versions
     assert found["changed"]["numpy"]["direction"] == "downgraded"
     assert found["added"] == {"rich": "13"} and found["removed"] == {} and found["unchanged"] == 0
+
+
+def test_data_fitted_on_twice_under_one_name_is_compared_in_order(make_tracker, store_uri):
+    from sklearn import datasets
+    from sklearn.tree import DecisionTreeClassifier
+
+    features, labels = datasets.load_iris(return_X_y=True)
+    run_ids = []
+    for sizes in ((60, 150), (60, 120)):  # the second fit of the second run had fewer rows
+        tracker = make_tracker(name="twice")
+        for size in sizes:
+            X, y = features[:size], labels[:size]
+            DecisionTreeClassifier(random_state=0).fit(X, y)
+        run_ids.append(tracker.run_id)
+        tracker.deactivate()
+    found = results.diff(*run_ids, uri=store_uri)["datasets"]
+    assert "X (training)" not in found["changed"]  # the first fits took the same data
+    assert found["changed"]["X (training) #2"]["profile"]["num_rows"] == {"a": 150, "b": 120}
