@@ -208,3 +208,28 @@ def test_data_fitted_on_twice_under_one_name_is_compared_in_order(make_tracker, 
     found = results.diff(*run_ids, uri=store_uri)["datasets"]
     assert "X (training)" not in found["changed"]  # the first fits took the same data
     assert found["changed"]["X (training) #2"]["profile"]["num_rows"] == {"a": 150, "b": 120}
+
+
+def test_a_schema_change_names_the_columns(make_tracker, store_uri):
+    from sklearn import datasets
+    from sklearn.tree import DecisionTreeClassifier
+
+    from pypads.cli.diff import sections, summaries, text
+
+    frame, labels = datasets.load_iris(return_X_y=True, as_frame=True)
+    narrower = frame.drop(columns=["petal width (cm)"]).astype({"sepal length (cm)": "int64"})
+    run_ids = []
+    for data in (frame, narrower):
+        tracker = make_tracker(name="schema")
+        X = data.copy()  # a dataset is named after the one variable that holds it
+        DecisionTreeClassifier(random_state=0).fit(X, labels)
+        run_ids.append(tracker.run_id)
+        tracker.deactivate()
+    found = results.diff(*run_ids, uri=store_uri)
+    assert list(found["datasets"]["changed"]) == ["X (training)"], found["datasets"]
+    schema = found["datasets"]["changed"]["X (training)"]["schema"]
+    assert schema["removed"] == {"petal width (cm)": "double"}
+    assert schema["changed"] == {"sepal length (cm)": {"a": "double", "b": "long"}}
+    shown = [line.split() for line in text(found["runs"], sections(found), summaries(found)).splitlines()]
+    assert ["column", "petal", "width", "(cm)", "double", "(none)"] in shown
+    assert ["column", "sepal", "length", "(cm)", "double", "long"] in shown
