@@ -10,6 +10,7 @@
     results.system(run_id)                       # the machine it ran on, a dict
     results.run_info(run_id)                     # status, times, tags, parent and child runs, a dict
     results.models(run_id)                       # the run's logged models
+    results.diff(run_a, run_b)                   # what changed between two runs, a dict
 
 Every function reads the store ``PyPads(uri=uri)`` would track into: ``uri``, else
 ``$MLFLOW_TRACKING_URI``, else ``$MLFLOW_PATH``, else the store in ``$PYPADS_HOME``
@@ -30,9 +31,10 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from pypads.errors import ResultsError
+from pypads.run_diff import compare_runs
 from pypads.store import resolve_store
 
-__all__ = ["ResultsError", "calls", "datasets", "metrics", "models", "params", "pipeline", "pipeline_edges",
+__all__ = ["ResultsError", "calls", "datasets", "diff", "metrics", "models", "params", "pipeline", "pipeline_edges",
            "run_info", "runs", "system"]
 
 PIPELINE_GRAPH = "pipeline/graph.json"
@@ -228,6 +230,15 @@ def system(run_id: str, uri: str | None = None) -> dict[str, Any]:
     document = _json_artifact(run_id, SYSTEM_JSON, SCHEMA, uri,
                               "the system loggers (ISystem, ICpu, …) were disabled, or the run is still starting")
     return {key: value for key, value in document.items() if key not in ("schema", "provenance")}
+
+
+def diff(run_a: str, run_b: str, uri: str | None = None) -> dict[str, Any]:
+    """What changed from run ``run_a`` to run ``run_b``, and what it did: a dict of
+    sections (``params``, ``datasets``, ``code``, ``packages``, ``mappings``,
+    ``metrics``, ``system_metrics``, and ``runs``: which is ``a``, which ``b``), JSON-ready,
+    as ``pypads diff --json`` prints it. A part a run did not record is reported, not
+    raised; a run that is not there raises :class:`ResultsError` naming it."""
+    return compare_runs(run_a, run_b, uri)
 
 
 # --- reading the store ---------------------------------------------------------------

@@ -56,7 +56,7 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_every_subcommand_has_help(tmp_path):
     top = pypads(tmp_path, "--help")
     assert top.returncode == 0
-    for command in ["run", "ui", "runs", "calls", "mappings", "sync"]:
+    for command in ["run", "ui", "runs", "calls", "mappings", "sync", "diff"]:
         assert command in top.stdout
         shown = pypads(tmp_path, command, "--help")
         assert shown.returncode == 0, shown.stderr

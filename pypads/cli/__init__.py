@@ -1,5 +1,5 @@
 """The ``pypads`` command: track a script, open the MLflow UI, check mapping files,
-list runs and calls, and upload journals left behind.
+list runs and calls, compare two runs, and upload journals left behind.
 
 Each subcommand lives in a module of its own, imported only when it runs: ``pypads
 run`` must not import MLflow before ``PyPads()`` starts (the run would then be opened
@@ -22,11 +22,17 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "calls": ("pypads.cli.listing", "list a run's call database: calls per function"),
     "mappings": ("pypads.cli.mappings", "validate mapping files and show what they would patch"),
     "sync": ("pypads.cli.sync", "upload every journal that a script left behind"),
+    "diff": ("pypads.cli.diff", "what changed between two runs: params, data, code, packages, metrics"),
 }
 
 
 class CliError(Exception):
-    """A problem with what the user asked for: printed as one line, exit status 1."""
+    """A problem with what the user asked for: printed as one line, exit status
+    ``status`` (1 unless the command documents another)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,4 +66,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(options)
     except CliError as error:
         print(f"pypads {options.command}: error: {error}", file=sys.stderr)
-        return 1
+        return error.status

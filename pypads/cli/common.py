@@ -1,10 +1,12 @@
-"""What several subcommands share: the ``--uri`` option and plain-text tables."""
+"""What several subcommands share: the ``--uri`` option, run ids given by their first
+characters, and plain-text tables."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
 
+from pypads.cli import CliError
 from pypads.store import Store, resolve_store
 
 URI_HELP = ("MLflow tracking URI or store folder (default: $MLFLOW_TRACKING_URI, then $MLFLOW_PATH, "
@@ -18,6 +20,24 @@ def add_uri_argument(parser: argparse.ArgumentParser) -> None:
 def store_for(options: argparse.Namespace) -> Store:
     """The store the command reads: the one ``PyPads(uri=options.uri)`` would track into."""
     return resolve_store(getattr(options, "uri", None))
+
+
+def full_run_id(given: str, uri: str, status: int = 1) -> str:
+    """``given``, or the one run whose id starts with it (as ``pypads runs`` shows ids);
+    else a :class:`CliError` with exit status ``status``. A full id is checked by the
+    command that reads the run."""
+    from pypads import results
+
+    if len(given) >= 32:
+        return given
+    found = results.runs(max_results=5000, uri=uri)
+    matches = [run_id for run_id in found["run_id"] if run_id.startswith(given)] if not found.empty else []
+    if not matches:
+        raise CliError(f"no run whose id starts with {given!r} in {resolve_store(uri).display_uri}", status)
+    if len(matches) > 1:
+        raise CliError(f"{given!r} is the start of {len(matches)} run ids ({', '.join(matches[:5])}…): give more of it",
+                       status)
+    return str(matches[0])
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()) -> str:

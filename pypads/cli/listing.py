@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from pypads.cli import CliError
-from pypads.cli.common import URI_HELP, add_uri_argument, store_for, table
+from pypads.cli.common import URI_HELP, add_uri_argument, full_run_id, store_for, table
 
 DESCRIPTIONS = {
     "runs": "List the most recent runs, newest first: short run id, name, experiment, status, start "
@@ -128,7 +128,7 @@ def show_main(options: argparse.Namespace) -> int:
     store = store_for(options)
     uri = store.tracking_uri
     try:
-        run_id = _full_run_id(options.run_id, uri)
+        run_id = full_run_id(options.run_id, uri)
         info = results.run_info(run_id, uri=uri)
         params = results.params(run_id, uri=uri)
         metrics = results.metrics(run_id, uri=uri)
@@ -159,27 +159,6 @@ def show_main(options: argparse.Namespace) -> int:
     else:
         print(_environment_block(environment))
     return 0
-
-
-def _full_run_id(given: str, uri: str) -> str:
-    """``given``, or the one run whose id starts with it (as ``pypads runs`` shows ids)."""
-    from pypads import results
-
-    if len(given) >= 32:
-        return given
-    found = results.runs(max_results=5000, uri=uri)
-    matches = [run_id for run_id in found["run_id"] if run_id.startswith(given)] if not found.empty else []
-    if not matches:
-        raise CliError(f"no run whose id starts with {given!r} in {store_for_display(uri)}")
-    if len(matches) > 1:
-        raise CliError(f"{given!r} is the start of {len(matches)} run ids ({', '.join(matches[:5])}…): give more of it")
-    return str(matches[0])
-
-
-def store_for_display(uri: str) -> str:
-    from pypads.store import resolve_store
-
-    return resolve_store(uri).display_uri
 
 
 def _facts_block(info: dict[str, Any]) -> str:
