@@ -166,6 +166,15 @@ def test_ten_thousand_classes_get_metrics_but_no_confusion_matrix():
     assert files == {}
     assert warnings == ["many_confusion_matrix.png: skipped, 10000 classes, more than 50 fit in a picture"]
 
+    # with probabilities: log_loss without one-hot encoding 10,000 columns, no AUC of 10,000 curves
+    rows = 300
+    probabilities = np.random.default_rng(0).random((rows, 10_000)) + 1e-3
+    probabilities /= probabilities.sum(axis=1, keepdims=True)
+    values, warnings = scores(Evaluation("classifier", y[:rows], predicted[:rows], probabilities, np.arange(10_000)))
+    assert values["log_loss"] == pytest.approx(-np.log(probabilities[np.arange(rows), y[:rows]]).mean(), rel=1e-12)
+    assert values["log_loss"] == pytest.approx(metrics.log_loss(y[:rows], probabilities, labels=np.arange(10_000)), rel=1e-12)
+    assert warnings == ["roc_auc_score: skipped, 10000 classes: one curve per class would take too long (at most 1000)"]
+
 
 def test_a_regressor_gets_its_metrics_and_two_pictures_without_warnings():
     X, y = load_diabetes(return_X_y=True)
