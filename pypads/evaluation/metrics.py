@@ -4,7 +4,7 @@ metric by metric.
 
 A metric that cannot be computed from the data (NaN predictions, one class in the
 targets, an exception) is a warning naming it; one the model's kind of output does not
-allow (``log_loss`` without probabilities, ``roc_auc_score`` without scores) is simply
+allow (``log_loss`` without probabilities, ``roc_auc`` without scores (autolog's name for ROC AUC)) is simply
 absent, as in autolog: that is the model's nature, not a problem with the run."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def probability_scores(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarr
     if not_finite(y_true) or not_finite(scores):
         reason = "the targets or the scores hold NaN, infinite or missing values"
         found.skip("log_loss", reason)
-        found.skip("roc_auc_score", reason)
+        found.skip("roc_auc", reason)
         return
     probabilities = are_probabilities(scores, classes)
     if probabilities and len(classes) <= MANY_CLASSES:
@@ -114,20 +114,20 @@ def probability_scores(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarr
     elif probabilities:
         found.measure("log_loss", lambda: log_loss_of_many_classes(y_true, scores, classes))
     if len(np.unique(y_true)) < 2:
-        found.skip("roc_auc_score", "the targets hold only one class, for which ROC AUC is not defined")
+        found.skip("roc_auc", "the targets hold only one class, for which ROC AUC is not defined")
     elif len(classes) == 2:
         positive = binary_column(scores)
         if positive is None:
-            found.skip("roc_auc_score", f"scores of shape {scores.shape} are not one score per row")
+            found.skip("roc_auc", f"scores of shape {scores.shape} are not one score per row")
         else:
-            found.measure("roc_auc_score", lambda: metrics.roc_auc_score(y_true == classes[1], positive))
+            found.measure("roc_auc", lambda: metrics.roc_auc_score(y_true == classes[1], positive))
     elif not probabilities:
         pass  # multi-class AUC needs probabilities; a decision function's margins are not (autolog skips it too)
     elif len(classes) > MANY_CLASSES:
-        found.skip("roc_auc_score", f"{len(classes)} classes: one curve per class would take too long "
+        found.skip("roc_auc", f"{len(classes)} classes: one curve per class would take too long "
                                     f"(at most {MANY_CLASSES})")
     else:
-        found.measure("roc_auc_score", lambda: metrics.roc_auc_score(
+        found.measure("roc_auc", lambda: metrics.roc_auc_score(
             y_true, scores, multi_class="ovr", average="weighted", labels=classes))
 
 

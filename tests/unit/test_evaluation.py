@@ -68,7 +68,7 @@ def test_a_multi_class_model_gets_autologs_metrics_weighted_over_its_classes():
         "recall_score": metrics.recall_score(y, predicted, average="weighted", zero_division=0),
         "f1_score": metrics.f1_score(y, predicted, average="weighted", zero_division=0),
         "log_loss": metrics.log_loss(y, probabilities, labels=model.classes_),
-        "roc_auc_score": metrics.roc_auc_score(y, probabilities, multi_class="ovr", average="weighted"),
+        "roc_auc": metrics.roc_auc_score(y, probabilities, multi_class="ovr", average="weighted"),
         "score": model.score(X, y),
     }, rel=1e-12)
     files, warnings = pictures(classified(model, X, y), "LogisticRegression")
@@ -86,7 +86,7 @@ def test_a_binary_model_scores_its_second_class_as_the_positive_one():
     assert values["recall_score"] == pytest.approx(metrics.recall_score(y, predicted, pos_label=1))
     assert values["f1_score"] == pytest.approx(metrics.f1_score(y, predicted, pos_label=1))
     assert values["log_loss"] == pytest.approx(metrics.log_loss(y, probabilities))
-    assert values["roc_auc_score"] == pytest.approx(metrics.roc_auc_score(y, probabilities[:, 1]))
+    assert values["roc_auc"] == pytest.approx(metrics.roc_auc_score(y, probabilities[:, 1]))
 
 
 def test_a_decision_function_gives_roc_auc_but_no_log_loss():
@@ -96,7 +96,7 @@ def test_a_decision_function_gives_roc_auc_but_no_log_loss():
     evaluation = Evaluation("classifier", y, model.predict(X), margins, model.classes_)
     values, warnings = scores(evaluation)
     assert warnings == [] and "log_loss" not in values
-    assert values["roc_auc_score"] == pytest.approx(metrics.roc_auc_score(y, margins))
+    assert values["roc_auc"] == pytest.approx(metrics.roc_auc_score(y, margins))
     files, warnings = pictures(evaluation, "svc")
     assert warnings == []
     assert_pictures(files, ["svc_confusion_matrix.png", "svc_roc_curve.png", "svc_precision_recall_curve.png"])
@@ -113,7 +113,7 @@ def test_string_and_bool_labels_in_pandas_series_work(labels):
     assert warnings == []
     positive = model.classes_[1]
     assert values["f1_score"] == pytest.approx(metrics.f1_score(y, predicted, pos_label=positive))
-    assert values["roc_auc_score"] == pytest.approx(metrics.roc_auc_score(y == positive, model.predict_proba(X)[:, 1]))
+    assert values["roc_auc"] == pytest.approx(metrics.roc_auc_score(y == positive, model.predict_proba(X)[:, 1]))
     files, warnings = pictures(evaluation, "tree")
     assert warnings == [] and len(files) == 3
 
@@ -123,8 +123,8 @@ def test_a_target_of_one_class_has_no_roc_and_says_so():
     X1, y1 = X[y == 1], y[y == 1]
     evaluation = Evaluation("classifier", y1, model.predict(X1), model.predict_proba(X1), model.classes_)
     values, warnings = scores(evaluation)
-    assert "accuracy_score" in values and "roc_auc_score" not in values
-    assert any(w.startswith("roc_auc_score: skipped") and "one class" in w for w in warnings)
+    assert "accuracy_score" in values and "roc_auc" not in values
+    assert any(w.startswith("roc_auc: skipped") and "one class" in w for w in warnings)
     files, warnings = pictures(evaluation, "one")
     assert "one_roc_curve.png" not in files and "one_confusion_matrix.png" in files
     assert any(w.startswith("one_roc_curve.png: skipped") and "one class" in w for w in warnings)
@@ -146,8 +146,8 @@ def test_nan_predictions_are_skipped_with_a_warning_never_an_exception():
     probabilities = model.predict_proba(X)
     probabilities[0, 0] = np.nan
     values, warnings = scores(Evaluation("classifier", y, model.predict(X), probabilities, model.classes_))
-    assert "accuracy_score" in values and "log_loss" not in values and "roc_auc_score" not in values
-    assert sorted(w.split(":")[0] for w in warnings) == ["log_loss", "roc_auc_score"]
+    assert "accuracy_score" in values and "log_loss" not in values and "roc_auc" not in values
+    assert sorted(w.split(":")[0] for w in warnings) == ["log_loss", "roc_auc"]
     labels = model.predict(X).astype(float)
     labels[0] = np.nan
     values, warnings = scores(Evaluation("classifier", y, labels))
@@ -173,7 +173,7 @@ def test_ten_thousand_classes_get_metrics_but_no_confusion_matrix():
     values, warnings = scores(Evaluation("classifier", y[:rows], predicted[:rows], probabilities, np.arange(10_000)))
     assert values["log_loss"] == pytest.approx(-np.log(probabilities[np.arange(rows), y[:rows]]).mean(), rel=1e-12)
     assert values["log_loss"] == pytest.approx(metrics.log_loss(y[:rows], probabilities, labels=np.arange(10_000)), rel=1e-12)
-    assert warnings == ["roc_auc_score: skipped, 10000 classes: one curve per class would take too long (at most 1000)"]
+    assert warnings == ["roc_auc: skipped, 10000 classes: one curve per class would take too long (at most 1000)"]
 
 
 def test_a_regressor_gets_its_metrics_and_two_pictures_without_warnings():
