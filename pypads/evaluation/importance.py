@@ -37,7 +37,7 @@ def importances(estimator: Any, feature_names: Sequence[str] | None, prefix: str
             or [f"x{index}" for index in range(len(values))]
         rank = np.abs(values).mean(axis=1)
         order = np.argsort(-rank, kind="stable")
-        files[file_name(prefix, kind, "csv")] = table(names, columns, values, rank, order, kind)
+        files[file_name(prefix, kind, "csv")] = table(names, columns, values, rank, order)
         try:
             files[file_name(prefix, kind, "png")] = chart(names, columns, values, rank, order[:TOP], kind, type(model).__name__)
         except Exception as error:  # the table is worth keeping without its chart
@@ -92,7 +92,7 @@ def values_of(model: Any) -> tuple[str, list[str], np.ndarray] | None:
     return "coefficients", [f"coefficient_{label}" for label in labels], values.T
 
 
-def table(names: list[str], columns: list[str], values: np.ndarray, rank: np.ndarray, order: np.ndarray, kind: str) -> bytes:
+def table(names: list[str], columns: list[str], values: np.ndarray, rank: np.ndarray, order: np.ndarray) -> bytes:
     """Every feature, most important first."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -17,7 +17,7 @@ class Evaluation:
     """What the script's process recorded of one model on one dataset.
 
     Arrays may arrive as pandas Series or lists too: every reader goes through
-    :func:`array`, so nothing here assumes numpy beyond the annotation."""
+    :func:`array` rather than trusting the annotation."""
 
     task: str  # "classifier" | "regressor" | "clusterer"
     y_true: np.ndarray | None  # targets (None for a clusterer without y)
