@@ -40,7 +40,8 @@ class Cpu(Logger):
     """Metrics ``system/<call>.seconds`` (the call's wall time), ``system/<call>.cpu_seconds``
     (CPU time of the process during the call, all its threads) and
     ``system/<call>.cpu_percent`` (that time over the wall time, as psutil counts it: at
-    most 100 × the number of cores), step = the call number.
+    most 100 × the number of cores), step = the call's number from 0 (a function fitted
+    once has its figures at step 0).
 
     CPU time comes from the process clock (``time.process_time``, nanoseconds on Linux),
     not psutil's clock ticks (10 ms), which made a short fit read 0 % or thousands of
@@ -58,7 +59,7 @@ class Cpu(Logger):
         metrics = {f"{SYSTEM}{call.name}.seconds": call.duration or 0.0, f"{SYSTEM}{call.name}.cpu_seconds": used}
         if window >= _SHORTEST:
             metrics[f"{SYSTEM}{call.name}.cpu_percent"] = min(100.0 * used / window, _MOST_PERCENT)
-        call.run.writer.log_metrics(metrics, step=call.number)
+        call.run.writer.log_metrics(metrics, step=call.number - 1)
 
 
 class Ram(Logger):
@@ -76,7 +77,7 @@ class Ram(Logger):
                 f"{SYSTEM}{call.name}.rss_delta_mb": (rss - before) / _MB,
                 f"{SYSTEM}{call.name}.ram_percent": psutil.virtual_memory().percent,
             },
-            step=call.number,
+            step=call.number - 1,
         )
 
 
@@ -85,5 +86,5 @@ class Disk(Logger):
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         call.run.writer.log_metrics(
-            {f"{SYSTEM}{call.name}.disk_percent": psutil.disk_usage(os.getcwd()).percent}, step=call.number
+            {f"{SYSTEM}{call.name}.disk_percent": psutil.disk_usage(os.getcwd()).percent}, step=call.number - 1
         )

@@ -200,10 +200,11 @@ class Lineage:
 
     # --- series ---------------------------------------------------------------------
     def next_step(self, series: str) -> int:
-        """1 for the first value of ``series``, then 2, 3…"""
+        """0 for the first value of ``series``, then 1, 2…: a value computed once is at
+        step 0, as MLflow logs a metric given no step, and a fold's step is its index."""
         steps = self._steps.get(series)
         if steps is None:
-            steps = self._steps.setdefault(series, itertools.count(1))
+            steps = self._steps.setdefault(series, itertools.count())
         return next(steps)  # atomic: no lock on a metric's path
 
 

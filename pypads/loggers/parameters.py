@@ -75,7 +75,7 @@ class Parameters(Logger):
         if PARTIAL_FIT_HOOK in call.hooks and label is not None:
             counts: dict[str, int] = call.run.state(self).setdefault("partial_fit_calls", {})
             counts[label] = count = counts.get(label, 0) + 1
-            call.run.writer.log_metric(f"{label}.partial_fit_calls", count, step=count)
+            call.run.writer.log_metric(f"{label}.partial_fit_calls", count, step=count - 1)
 
     def _log(self, call: Call, params: dict[str, str], max_variants: int) -> str | None:
         """Log ``params`` under the estimator's label (a new one if they changed since);
