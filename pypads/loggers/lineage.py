@@ -90,10 +90,13 @@ class Lineage:
         except TypeError:
             return instance
         found = owner() if owner is not None else None
-        return found if found is not None and self._called_by_library() else instance
+        return found if found is not None and self.called_by_library() else instance
 
-    def _called_by_library(self) -> bool:
-        frame: FrameType | None = sys._getframe(2)
+    def called_by_library(self) -> bool:
+        """Whether the tracked call being made was made by library code (a step's
+        ``predict`` inside the untracked ``pipeline.score``), not by the script's own:
+        asked from pypads' code, which is skipped."""
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and _in_pypads(frame.f_code):
             frame = frame.f_back
         return frame is not None and self._is_internal(frame)
