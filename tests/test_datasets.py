@@ -66,6 +66,31 @@ def test_a_dataframe_is_an_input_with_its_columns_and_no_internal_call_adds_one(
     assert columns == ["sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)"]
 
 
+def test_score_of_a_search_or_a_pipeline_adds_no_dataset_from_inside_it(tmp_path):
+    run = script_ok("""
+        track()
+        from sklearn import datasets
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.model_selection import GridSearchCV, cross_val_score, train_test_split
+        from sklearn.pipeline import Pipeline
+        from sklearn.preprocessing import StandardScaler
+        from sklearn.tree import DecisionTreeClassifier
+        X, y = datasets.load_iris(return_X_y=True)
+        X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+        search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [2, 3]}, cv=3).fit(X_train, y_train)
+        search.score(X_test, y_test)
+        pipe = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression())]).fit(X_train, y_train)
+        pipe.score(X_test, y_test)  # its step predicts on the scaled X_test, which the script never saw
+        GridSearchCV(pipe, {"clf__C": [0.5, 1.0]}, cv=3).fit(X_train, y_train).score(X_test, y_test)
+        cross_val_score(pipe, X_train, y_train, cv=3)
+        LogisticRegression(C=2.0).fit(X_train, y_train)  # the script's first LogisticRegression
+    """, tmp_path)
+    found = inputs(run)
+    assert {name: context for name, (context, _) in found.items()} == {
+        "X_train": "training", "X_test": "evaluation", "y_test": "evaluation"}
+    assert run.params["LogisticRegression.C"] == "2.0"  # the pipeline's step took no label
+
+
 def lines(run, path: str) -> list[dict]:
     return [json.loads(line) for line in run.artifact_text(path).splitlines()]
 

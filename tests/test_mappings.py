@@ -168,7 +168,7 @@ def test_always_name_and_package_name_hooks_on_modules(toylib, make_tracker, rea
     tracker.end_run()
     run = read_run(run_id)
     assert run.metrics == {"accuracy": 1.0, "kappa": 0.5, "Model.score": 5.0}
-    assert "metrics/helper/1.txt" in run.artifacts()
+    assert "metrics/helper/0.txt" in run.artifacts()
 
 
 def test_clear_imports_drops_affected_modules_so_they_load_patched(toylib, make_tracker, read_run):

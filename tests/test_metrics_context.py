@@ -24,11 +24,11 @@ def test_train_test_and_fold_scores_are_separate_series(make_tracker, read_run):
     run_id = tracker.run_id
     tracker.end_run()
     run = read_run(run_id)
-    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(1, pytest.approx(test))]
-    assert run.metric_history("GridSearchCV.accuracy_score_X_train") == [(1, pytest.approx(train))]
+    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(0, pytest.approx(test))]
+    assert run.metric_history("GridSearchCV.accuracy_score_X_train") == [(0, pytest.approx(train))]
     # the search's own scoring: 3 candidates x 2 folds, in the order scikit-learn ran them
     fold_scores = run.metric_history("GridSearchCV.fit/test_accuracy_score")
-    assert [step for step, _ in fold_scores] == [1, 2, 3, 4, 5, 6]
+    assert [step for step, _ in fold_scores] == [0, 1, 2, 3, 4, 5]
     expected = [search.cv_results_[f"split{fold}_test_score"][candidate] for candidate in range(3) for fold in range(2)]
     assert [value for _, value in fold_scores] == pytest.approx(expected)
     # cross_validate's test and train folds apart, step = the fold, once (CrossValidation's
@@ -55,7 +55,7 @@ def test_two_models_in_one_script_never_share_a_series(make_tracker, read_run):
     tracker.end_run()
     run = read_run(run_id)
     for label, score in scores.items():
-        assert run.metric_history(f"{label}.r2_score_X_te") == [(1, pytest.approx(score)), (2, pytest.approx(score))]
+        assert run.metric_history(f"{label}.r2_score_X_te") == [(0, pytest.approx(score)), (1, pytest.approx(score))]
     # the params of each model under the same label as its scores
     assert run.params["RandomForestRegressor.n_estimators"] == "3"
     assert run.params["RandomForestRegressor_1.n_estimators"] == "8"
@@ -75,8 +75,8 @@ def test_probabilities_text_and_unknown_models(make_tracker, read_run):
     assert run.metrics["RandomForestClassifier.roc_auc_score_X_test"] == pytest.approx(auc)
     assert run.metrics["accuracy_score_y_test"] == plain
     folder = "metrics/RandomForestClassifier.classification_report_X_test"
-    assert run.artifact_text(f"{folder}/1.txt") == report  # the text itself, not its repr()
-    assert '"macro avg"' in run.artifact_text(f"{folder}/2.json") and as_dict["accuracy"] > 0.5
+    assert run.artifact_text(f"{folder}/0.txt") == report  # the text itself, not its repr()
+    assert '"macro avg"' in run.artifact_text(f"{folder}/1.json") and as_dict["accuracy"] > 0.5
 
 
 def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_run):
@@ -95,11 +95,11 @@ def test_score_of_a_pipeline_or_a_search_is_the_outer_models(make_tracker, read_
     tracker.end_run()
     run = read_run(run_id)
     # named by the data the script gave score(), which the steps transformed before predicting
-    assert run.metric_history("Pipeline.accuracy_score_X_test") == [(1, pytest.approx(scores[0]))]
-    assert run.metric_history("Pipeline_1.accuracy_score_X_test") == [(1, pytest.approx(scores[1]))]
-    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(1, pytest.approx(scores[2]))]
+    assert run.metric_history("Pipeline.accuracy_score_X_test") == [(0, pytest.approx(scores[0]))]
+    assert run.metric_history("Pipeline_1.accuracy_score_X_test") == [(0, pytest.approx(scores[1]))]
+    assert run.metric_history("GridSearchCV.accuracy_score_X_test") == [(0, pytest.approx(scores[2]))]
     # the pipeline's step took no label: the script's own LogisticRegression is the first
-    assert run.metric_history("LogisticRegression.accuracy_score_X_test") == [(1, pytest.approx(scores[3]))]
+    assert run.metric_history("LogisticRegression.accuracy_score_X_test") == [(0, pytest.approx(scores[3]))]
     assert run.params["LogisticRegression.C"] == "0.5"
-    assert run.metric_history("LogisticRegression_1.accuracy_score_X_test") == [(1, pytest.approx(step))]
+    assert run.metric_history("LogisticRegression_1.accuracy_score_X_test") == [(0, pytest.approx(step))]
     assert not [key for key in run.metrics if key.startswith("DecisionTreeClassifier")]

@@ -110,7 +110,7 @@ def test_partial_fit_logs_params_once_and_counts_calls(make_tracker, read_run):
     run = read_run(run_id)
     assert run.params["SGDClassifier.alpha"] == "0.01"
     assert not [key for key in run.params if key.startswith("SGDClassifier_1")]
-    assert run.metric_history("SGDClassifier.partial_fit_calls") == [(1, 1.0), (2, 2.0), (3, 3.0)]
+    assert run.metric_history("SGDClassifier.partial_fit_calls") == [(0, 1.0), (1, 2.0), (2, 3.0)]
 
 
 def test_params_are_readable_final_and_carry_no_address(make_tracker, read_run):

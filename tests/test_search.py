@@ -49,6 +49,49 @@ def test_a_grid_search_has_best_params_best_score_cv_results_and_a_child_run_per
         assert {"std_test_score", "rank_test_score", "mean_fit_time"} <= set(child.data.metrics)
     best = min(runs, key=lambda child: child.data.metrics["rank_test_score"])
     assert best.data.metrics["mean_test_score"] == pytest.approx(run.metrics["best_cv_score"])
+    # the search's own settings, and of the estimator it searches only what was set
+    assert run.params["GridSearchCV.cv"] == "3" and run.params["GridSearchCV.n_jobs"] == str(n_jobs)
+    assert {"GridSearchCV.refit", "GridSearchCV.scoring", "GridSearchCV.param_grid", "GridSearchCV.estimator",
+            "GridSearchCV.estimator__steps"} <= set(run.params)
+    nested = sorted(key for key in run.params if key.startswith("GridSearchCV.estimator__"))
+    assert nested == ["GridSearchCV.estimator__clf", "GridSearchCV.estimator__scale", "GridSearchCV.estimator__steps"]
+
+
+def test_a_search_logs_the_searched_estimators_params_that_differ_from_their_defaults(tmp_path):
+    run = script_ok("""
+        track()
+        from sklearn import datasets
+        from sklearn.model_selection import RandomizedSearchCV
+        from sklearn.tree import DecisionTreeClassifier
+        X, y = datasets.load_iris(return_X_y=True)
+        RandomizedSearchCV(DecisionTreeClassifier(random_state=0, criterion="entropy"), {"max_depth": [1, 2, 3]},
+                           n_iter=2, cv=3, random_state=1).fit(X, y)
+    """, tmp_path)
+    nested = {key: value for key, value in run.params.items() if key.startswith("RandomizedSearchCV.estimator__")}
+    assert nested == {"RandomizedSearchCV.estimator__random_state": "0", "RandomizedSearchCV.estimator__criterion": "entropy"}
+    assert run.params["RandomizedSearchCV.n_iter"] == "2" and run.params["RandomizedSearchCV.cv"] == "3"
+    assert run.params["best_max_depth"] in {"1", "2", "3"} and "best_cv_score" in run.metrics
+
+
+def test_a_search_with_n_jobs_counts_its_workers_cpu_time_and_memory(tmp_path):
+    run = script_ok("""
+        track()
+        import json, os, psutil
+        from sklearn.datasets import make_classification
+        from sklearn.ensemble import RandomForestClassifier
+        from sklearn.model_selection import GridSearchCV
+        X, y = make_classification(n_samples=3000, n_features=20, random_state=0)
+        search = GridSearchCV(RandomForestClassifier(random_state=0), {"n_estimators": [40, 60]}, cv=2, n_jobs=2)
+        search.fit(X, y)
+        fitting = float(sum(search.cv_results_["mean_fit_time"]) * 2)  # wall time of the 4 fits, in the workers
+        own = psutil.Process(os.getpid()).memory_info().rss / 1024 ** 2
+        json.dump({"fitting": fitting, "own_rss_mb": own}, open("facts.json", "w"))
+    """, tmp_path)
+    import json
+    facts = json.loads((tmp_path / "facts.json").read_text())
+    # the script's process only waited (a tenth of a second): the fits ran in the workers
+    assert run.metrics["system/GridSearchCV.fit.cpu_seconds"] >= 0.5 * facts["fitting"] > 0.3
+    assert run.metrics["system/GridSearchCV.fit.rss_mb"] > facts["own_rss_mb"] + 20  # and so did their memory
 
 
 def test_randomized_and_halving_searches_and_a_child_run_cap(tmp_path):
@@ -72,7 +115,7 @@ def test_randomized_and_halving_searches_and_a_child_run_cap(tmp_path):
     assert "child runs for the best 3 only" in run.tags["pypads.search"]
 
 
-def test_cross_val_score_and_cross_validate_log_each_fold_and_the_mean(tmp_path):
+def test_cross_val_score_and_cross_validate_log_each_fold_the_mean_the_std_and_the_params(tmp_path):
     run = script_ok("""
         track()
         from sklearn import datasets
@@ -90,3 +133,8 @@ def test_cross_val_score_and_cross_validate_log_each_fold_and_the_mean(tmp_path)
     assert run.metrics["cv_DecisionTreeClassifier_test_score_mean"] == pytest.approx(expected.mean())
     assert [step for step, _ in run.metric_history("cv_DecisionTreeClassifier_2_test_f1_macro")] == [0, 1, 2]
     assert "cv_DecisionTreeClassifier_2_train_accuracy_mean" in run.metrics
+    assert run.metrics["cv_DecisionTreeClassifier_test_score_std"] == pytest.approx(expected.std())
+    assert "cv_DecisionTreeClassifier_2_train_accuracy_std" in run.metrics
+    # the estimator's params: scikit-learn fits clones of it, never it
+    assert run.params["DecisionTreeClassifier.random_state"] == "0"
+    assert run.params["DecisionTreeClassifier.max_depth"] == "None"

@@ -6,6 +6,7 @@ import ast
 import inspect
 import json
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -52,10 +53,26 @@ def test_metric_steps_count_calls_and_non_float_results_become_artifacts(make_tr
     tracker.end_run()
 
     run = read_run(run_id)
-    assert [step for step, _ in run.metric_history("DecisionTreeClassifier.accuracy_score_X")] == [1, 2, 3]
-    path = "metrics/DecisionTreeClassifier.confusion_matrix_X/1.txt"
+    assert [step for step, _ in run.metric_history("DecisionTreeClassifier.accuracy_score_X")] == [0, 1, 2]
+    path = "metrics/DecisionTreeClassifier.confusion_matrix_X/0.txt"
     assert run.artifact_text(path) == "[[50, 0, 0],\n [0, 50, 0],\n [0, 0, 50]]"
     assert (np.array(ast.literal_eval(run.artifact_text(path))) == matrix).all()
+
+
+def test_a_value_computed_once_is_at_step_0_and_stamped_when_computed(make_tracker, read_run):
+    tracker = make_tracker()
+    model = DecisionTreeClassifier(random_state=0).fit(X, y)
+    computed = time.time() * 1000
+    metrics.accuracy_score(y, model.predict(X))
+    time.sleep(1.0)  # the run is uploaded after this: a metric stamped at upload would be late
+    run_id = tracker.run_id
+    tracker.end_run()
+    run = read_run(run_id)
+    [score] = run.client.get_metric_history(run_id, "DecisionTreeClassifier.accuracy_score_X")
+    assert score.step == 0 and computed - 1 <= score.timestamp <= computed + 500
+    for key in ("seconds", "cpu_seconds", "rss_mb"):
+        [figure] = run.client.get_metric_history(run_id, f"system/DecisionTreeClassifier.fit.{key}")
+        assert figure.step == 0 and figure.timestamp <= computed + 1
 
 
 def test_function_imported_by_name_before_pypads_is_tracked(make_tracker, read_run):
@@ -66,7 +83,7 @@ def test_function_imported_by_name_before_pypads_is_tracked(make_tracker, read_r
     run_id = tracker.run_id
     tracker.end_run()
     history = read_run(run_id).metric_history("f1_score_y")  # no model: named by its data
-    assert history == [(1, value)]
+    assert history == [(0, value)]
     # f1_score computes fbeta_score internally: an implementation detail, not a second metric
     assert not [key for key in read_run(run_id).metrics if "fbeta_score" in key]
 

@@ -147,7 +147,9 @@ def catalogue(call: Call) -> Catalogue:
 
 class Datasets(Logger):
     """Logs the data of each top-level fit (context ``training``), predict, transform and
-    metric (``evaluation``) once as a dataset input: its digest (BLAKE3 of the content,
+    metric (``evaluation``) once as a dataset input (one made by an untracked library call
+    of the script's, such as ``pipeline.score(X_test, y_test)``, only on data the script
+    names: ``X_test``, not what the pipeline's steps made of it): its digest (BLAKE3 of the content,
     :func:`~pypads.loggers.digests.content_digest`), its schema and shape, and the
     name the script gives it, else ``dataset-<digest>``. An object seen before is known
     by its identity (no digest again); equal content under another object, by its digest.
@@ -162,9 +164,19 @@ class Datasets(Logger):
         features, targets = data_arguments(call)
         if features is None:
             return
-        known = catalogue(call).identify(call, features, targets)
+        known_lineage = lineage(call.run)
+        found = catalogue(call)
+        known = found.known(features, targets)  # the common case: the same objects again
+        if known is None:
+            if known_lineage.called_by_library() and caller_name(features, call) is None:
+                # Made by an untracked library call of the script's (``pipeline.score``,
+                # ``search.score``) on data the script does not name: that call's
+                # internals (what a pipeline's steps made of ``X_test``), not its data.
+                return
+            known = found.identify(call, features, targets)
         if known is not None and call.instance is not None:  # what the model's page lists
-            rows(call.run).used(lineage(call.run).label(call.instance), known.name, known.context)
+            model = known_lineage.model_of(call.instance)  # a pipeline's step inside pipeline.score: the pipeline
+            rows(call.run).used(known_lineage.label(model), known.name, known.context)
         if known is None or known.logged:
             return  # the common case: the same object again
         state = call.run.state(self)

@@ -90,10 +90,13 @@ class Lineage:
         except TypeError:
             return instance
         found = owner() if owner is not None else None
-        return found if found is not None and self._called_by_library() else instance
+        return found if found is not None and self.called_by_library() else instance
 
-    def _called_by_library(self) -> bool:
-        frame: FrameType | None = sys._getframe(2)
+    def called_by_library(self) -> bool:
+        """Whether the tracked call being made was made by library code (a step's
+        ``predict`` inside the untracked ``pipeline.score``), not by the script's own:
+        asked from pypads' code, which is skipped."""
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and _in_pypads(frame.f_code):
             frame = frame.f_back
         return frame is not None and self._is_internal(frame)
@@ -200,10 +203,11 @@ class Lineage:
 
     # --- series ---------------------------------------------------------------------
     def next_step(self, series: str) -> int:
-        """1 for the first value of ``series``, then 2, 3…"""
+        """0 for the first value of ``series``, then 1, 2…: a value computed once is at
+        step 0, as MLflow logs a metric given no step, and a fold's step is its index."""
         steps = self._steps.get(series)
         if steps is None:
-            steps = self._steps.setdefault(series, itertools.count(1))
+            steps = self._steps.setdefault(series, itertools.count())
         return next(steps)  # atomic: no lock on a metric's path
 
 

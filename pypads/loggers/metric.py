@@ -21,7 +21,8 @@ CROSS_VALIDATION_HOOK = "pypads_cross_validate"
 
 
 class Metric(Logger):
-    """Each scoring call's result in a series of its own kind, step = 1, 2, 3… within it.
+    """Each scoring call's result in a series of its own kind, step = 0, 1, 2… within it (a
+    value computed once is at step 0).
 
     - **The user's own call** (made by the script, not by a library): the series is
       ``<model>.<function>_<data>``. ``<model>`` is the label of the estimator whose
@@ -35,7 +36,7 @@ class Metric(Logger):
     - **A score a library computes inside a tracked call** (a search's folds):
       ``<outer call>/test_<function>`` for held-out data, ``<outer call>/train_<function>``
       on the data the inner model was fitted on (``GridSearchCV.fit/test_accuracy_score``),
-      step = the fold's number in the series.
+      step = the fold's index in the series (0 for the first).
     - Not logged again: a metric computed inside another metric call (``f1_score`` calls
       ``fbeta_score``), an implementation detail; and the folds of a ``cross_validate``
       or ``cross_val_score`` the script called, which the CrossValidation logger logs

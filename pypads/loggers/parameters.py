@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
 from collections.abc import Mapping
@@ -61,12 +62,10 @@ class Parameters(Logger):
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         instance = call.instance
-        get_params = getattr(instance, "get_params", None)
-        if not callable(get_params):
+        params = params_of(instance)
+        if params is None:
             return
-        # Secrets at any depth first (kw_args={'api_token': …}, a step's params), then in the text.
-        params = redact_params({key: param_text(value) for key, value in redact(get_params(deep=True)).items()})
-        label = self._log(call, params, options["max_variants"])
+        label = log_params(call, instance, params, options["max_variants"])
         if label is not None and call.depth == 0:
             ended = time.time()
             rows(call.run).fitted(label, instance, params, int((ended - (call.duration or 0)) * 1000), int(ended * 1000))
@@ -75,41 +74,108 @@ class Parameters(Logger):
         if PARTIAL_FIT_HOOK in call.hooks and label is not None:
             counts: dict[str, int] = call.run.state(self).setdefault("partial_fit_calls", {})
             counts[label] = count = counts.get(label, 0) + 1
-            call.run.writer.log_metric(f"{label}.partial_fit_calls", count, step=count)
+            call.run.writer.log_metric(f"{label}.partial_fit_calls", count, step=count - 1)
 
-    def _log(self, call: Call, params: dict[str, str], max_variants: int) -> str | None:
-        """Log ``params`` under the estimator's label (a new one if they changed since);
-        the label, or None past ``max_variants``."""
-        known = lineage(call.run)
-        logged: dict[str, dict[str, str]] = call.run.state(self).setdefault("logged", {})
-        label = known.label(call.instance)
-        if logged.get(label) == params:
-            return label
-        if label in logged:  # refitted with other values: MLflow keeps the first ones
-            label = known.relabel(call.instance)
-        class_name = type(call.instance).__name__
-        if known.labels_of(class_name) > max_variants:
-            capped: set[str] = call.run.state(self).setdefault("capped", set())
-            if class_name not in capped:
-                capped.add(class_name)
-                call.run.writer.set_tag(
-                    f"pypads.parameters.{class_name}",
-                    f"more than {max_variants} parameter variants: later ones are not logged",
-                )
-            return None
-        logged[label] = params
-        call.run.writer.log_params({f"{label}.{name}": value for name, value in self._to_log(call, label, params).items()})
+
+def params_of(instance: Any) -> dict[str, str] | None:
+    """``instance``'s params as text (secrets redacted); None for what has no
+    ``get_params``. A search's are its own settings and, of the estimator it searches,
+    only the params set to other than their defaults (see :func:`untouched_defaults`)."""
+    get_params = getattr(instance, "get_params", None)
+    if not callable(get_params):
+        return None
+    deep = get_params(deep=True)
+    # Secrets at any depth first (kw_args={'api_token': …}, a step's params), then in the text.
+    params = redact_params({key: param_text(value) for key, value in redact(deep).items()})
+    if is_search(instance):
+        for key in untouched_defaults(deep, params):
+            del params[key]
+    return params
+
+
+def is_search(instance: Any) -> bool:
+    """Whether ``instance`` is a hyper-parameter search (``GridSearchCV`` and its kin)."""
+    return hasattr(instance, "cv_results_") and callable(getattr(instance, "get_params", None))
+
+
+def untouched_defaults(deep: Mapping[str, Any], params: Mapping[str, str]) -> list[str]:
+    """The nested params (``estimator__max_depth``) in ``deep`` (``get_params(deep=True)``)
+    whose text in ``params`` is that of their default, read from the ``__init__``
+    signature of the class they belong to. A search of a ``DecisionTreeClassifier`` has
+    the tree's 13 params besides its own 10, and few of them were set: the rest say
+    nothing about the search. Defaults come from the signature, not from a fresh
+    instance, whose ``__init__`` could do anything."""
+    untouched = []
+    for key, text in params.items():
+        owner_key, _, name = key.rpartition("__")
+        if not owner_key:
+            continue
+        owner = deep.get(owner_key)
+        default = _defaults(type(owner)).get(name, _NO_DEFAULT) if owner is not None else _NO_DEFAULT
+        if default is not _NO_DEFAULT and param_text(default) == text:
+            untouched.append(key)
+    return untouched
+
+
+_NO_DEFAULT = inspect.Parameter.empty
+
+
+_DEFAULTS: dict[type, dict[str, Any]] = {}
+
+
+def _defaults(kind: type) -> dict[str, Any]:
+    """The defaults of ``kind``'s ``__init__`` by param name (none for what has no
+    signature), read once per class."""
+    found = _DEFAULTS.get(kind)
+    if found is None:
+        try:
+            signature = inspect.signature(kind)
+        except (TypeError, ValueError):
+            signature = None
+        found = {} if signature is None else {
+            name: param.default for name, param in signature.parameters.items() if param.default is not _NO_DEFAULT}
+        if len(_DEFAULTS) < 1000:  # bounded: classes are few, but a script could make many
+            _DEFAULTS[kind] = found
+    return found
+
+
+def log_params(call: Call, instance: Any, params: dict[str, str], max_variants: int = 100) -> str | None:
+    """Log ``params`` of ``instance`` under its label (a new one if they changed since
+    they were logged); the label, or None past ``max_variants`` labels of its class.
+    Shared by the loggers that log an estimator's params (a cross-validated estimator's
+    too), so that the rules of :class:`Parameters` hold for all of them."""
+    known = lineage(call.run)
+    state = call.run.state(Parameters)
+    logged: dict[str, dict[str, str]] = state.setdefault("logged", {})
+    label = known.label(instance)
+    if logged.get(label) == params:
         return label
+    if label in logged:  # refitted with other values: MLflow keeps the first ones
+        label = known.relabel(instance)
+    class_name = type(instance).__name__
+    if known.labels_of(class_name) > max_variants:
+        capped: set[str] = state.setdefault("capped", set())
+        if class_name not in capped:
+            capped.add(class_name)
+            call.run.writer.set_tag(
+                f"pypads.parameters.{class_name}",
+                f"more than {max_variants} parameter variants: later ones are not logged",
+            )
+        return None
+    logged[label] = params
+    call.run.writer.log_params({f"{label}.{name}": value for name, value in _to_log(state, instance, label, params).items()})
+    return label
 
-    def _to_log(self, call: Call, label: str, params: dict[str, str]) -> dict[str, str]:
-        """All of ``params`` for the first estimator of its class; for a later one, those
-        that differ from the first's, and which one it shares the others with."""
-        firsts: dict[type, tuple[str, dict[str, str]]] = call.run.state(self).setdefault("firsts", {})
-        first_label, first_params = firsts.setdefault(type(call.instance), (label, params))
-        if first_label == label or first_params.keys() != params.keys():  # another pipeline's steps: all
-            return params
-        differing = {name: value for name, value in params.items() if first_params.get(name) != value}
-        return {**differing, OTHER_PARAMS_AS: first_label}
+
+def _to_log(state: dict[str, Any], instance: Any, label: str, params: dict[str, str]) -> dict[str, str]:
+    """All of ``params`` for the first estimator of its class; for a later one, those
+    that differ from the first's, and which one it shares the others with."""
+    firsts: dict[type, tuple[str, dict[str, str]]] = state.setdefault("firsts", {})
+    first_label, first_params = firsts.setdefault(type(instance), (label, params))
+    if first_label == label or first_params.keys() != params.keys():  # another pipeline's steps: all
+        return params
+    differing = {name: value for name, value in params.items() if first_params.get(name) != value}
+    return {**differing, OTHER_PARAMS_AS: first_label}
 
 
 def param_text(value: Any) -> str:

@@ -12,7 +12,8 @@ from pypads.run_loggers.base import RunLogger, RunSettings
 
 class HardwareSampler(RunLogger):
     """Every ``interval`` seconds: metrics ``process.cpu_percent`` (of one core),
-    ``process.rss_mb`` and ``system.ram_percent``, step = the sample's number. Off by
+    ``process.rss_mb`` and ``system.ram_percent``, step = the sample's number
+    from 0. Off by
     default; add it with ``init_run_fns=[*DEFAULT_INIT_RUN_FNS, HardwareSampler()]``.
     One sample costs a few psutil reads (well under 1 ms), so at the default interval
     the sampler uses far less than 1% of one core."""
@@ -28,9 +29,9 @@ class HardwareSampler(RunLogger):
         process.cpu_percent(interval=None)  # the first reading only starts the clock
 
         def sample() -> None:
-            step = 0
+            step = -1
             while not stop.wait(self.interval):
-                step += 1
+                step += 1  # the first sample at step 0, as every series pypads logs
                 run.writer.log_metrics({
                     "process.cpu_percent": process.cpu_percent(interval=None),
                     "process.rss_mb": process.memory_info().rss / 1024**2,

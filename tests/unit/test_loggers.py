@@ -57,8 +57,8 @@ def test_metric_is_named_by_model_and_data_and_feeds_the_model_comparison(run):
     for estimator in (tree, linear):
         fit(run, estimator, Parameters())
     scores = [predict_and_score(run, estimator, Metric()) for estimator in (tree, linear)]
-    assert run.writer.metrics["DecisionTreeClassifier.accuracy_score_X_test"] == [(1, scores[0])]
-    assert run.writer.metrics["LogisticRegression.accuracy_score_X_test"] == [(1, scores[1])]
+    assert run.writer.metrics["DecisionTreeClassifier.accuracy_score_X_test"] == [(0, scores[0])]
+    assert run.writer.metrics["LogisticRegression.accuracy_score_X_test"] == [(0, scores[1])]
 
     comparison = ModelRuns()
     comparison.start(run, comparison.options)
@@ -66,7 +66,7 @@ def test_metric_is_named_by_model_and_data_and_feeds_the_model_comparison(run):
     children = {entry["name"]: entry for entry in run.writer.entries if entry["kind"] == "child_run"}
     assert set(children) == {"DecisionTreeClassifier", "LogisticRegression"}
     [(key, value, _, step, data)] = children["LogisticRegression"]["metrics"]
-    assert (key, value, step, data) == ("accuracy_score_X_test", scores[1], 1, "X_test")
+    assert (key, value, step, data) == ("accuracy_score_X_test", scores[1], 0, "X_test")
     assert children["DecisionTreeClassifier"]["params"]["random_state"] == "0"
 
 
