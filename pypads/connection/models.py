@@ -53,7 +53,10 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
     if experiment_id is None:
         experiment_id = call(client.get_run, run_id).info.experiment_id
     source = child_run_id or run_id
-    params = {str(key): str(value) for key, value in (card or {}).get("params", {}).items()}
+    own, facts = entry.get("params"), (card or {}).get("params")
+    # A search's refit model: its own params and the search's settings (a journal is read as untrusted text).
+    given = {**(own if isinstance(own, dict) else {}), **(facts if isinstance(facts, dict) else {})}
+    params = {str(key): str(value) for key, value in given.items()}
     model = call(lambda: client.create_logged_model(experiment_id, name=entry["name"], source_run_id=source,
                                                     tags=entry.get("tags"), params=params or None))
     folder = Path(tempfile.mkdtemp(prefix="pypads-model-"))

@@ -17,6 +17,7 @@ from pypads.context import RunContext
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import data_arguments, describe
 from pypads.loggers.lineage import lineage
+from pypads.loggers.parameters import params_of
 from pypads.privacy import redact
 
 FIT_HOOK = "pypads_fit"
@@ -130,6 +131,8 @@ class Model(Logger):
             # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
             # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
             "predicts": hasattr(estimator, "predict"),
+            # A search's refit model: its own params, as fitted, beside the search's settings on its page.
+            "params": (params_of(estimator) or {}) if suffix else {},
             "tags": {"estimator_name": type(estimator).__name__,
                      "estimator_class": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
                      "pypads.call": fit.call},
