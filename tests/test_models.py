@@ -85,9 +85,10 @@ def test_a_tree_a_pipeline_and_a_search_load_with_both_loaders_and_predict_as_th
         X.to_pickle("X.pkl")
     """, tmp_path)
     models = logged_models(run)
-    assert set(models) == {"DecisionTreeClassifier", "Pipeline", "GridSearchCV-best_estimator"}
-    # three models: each one's source is its child run of the model comparison
+    assert set(models) == {"DecisionTreeClassifier", "Pipeline", "GridSearchCV", "GridSearchCV-best_estimator"}
+    # three estimators (the search saved as itself and as its refit model): each one's source is its child run
     sources = {model.source_run_id for model in models.values()}
+    assert models["GridSearchCV"].source_run_id == models["GridSearchCV-best_estimator"].source_run_id
     assert len(sources) == 3 and all(run.client.get_run(source).data.tags["mlflow.parentRunId"] == run.run_id
                                      for source in sources)
     assert {output.model_id for output in run.run.outputs.model_outputs} == {model.model_id for model in models.values()}
@@ -95,7 +96,8 @@ def test_a_tree_a_pipeline_and_a_search_load_with_both_loaders_and_predict_as_th
     import pandas as pd
     X = pd.read_pickle(tmp_path / "X.pkl")
     for name, data, expected in [("DecisionTreeClassifier", X.values, "tree.npy"), ("Pipeline", X, "pipe.npy"),
-                                 ("GridSearchCV-best_estimator", X.values, "search.npy")]:
+                                 ("GridSearchCV-best_estimator", X.values, "search.npy"),
+                                 ("GridSearchCV", X.values, "search.npy")]:
         uri = f"models:/{models[name].model_id}"
         script_predicted = np.load(tmp_path / expected)
         assert (mlflow.sklearn.load_model(uri).predict(data) == script_predicted).all()

@@ -72,8 +72,11 @@ def test_a_search_logs_the_searched_estimators_params_that_differ_from_their_def
     assert run.params["RandomizedSearchCV.n_iter"] == "2" and run.params["RandomizedSearchCV.cv"] == "3"
     assert run.params["best_max_depth"] in {"1", "2", "3"} and "best_cv_score" in run.metrics
     # the refit model's page: its own params as fitted (every one), beside the search's settings
-    (model,) = MlflowClient(run.uri).search_logged_models([run.run.info.experiment_id])
-    assert model.name == "RandomizedSearchCV-best_estimator"
+    models = {model.name: model for model in MlflowClient(run.uri).search_logged_models([run.run.info.experiment_id])}
+    # the search itself too, as autolog saves it, to load and predict with
+    assert set(models) == {"RandomizedSearchCV", "RandomizedSearchCV-best_estimator"}
+    assert models["RandomizedSearchCV"].params["n_iter"] == "2"
+    model = models["RandomizedSearchCV-best_estimator"]
     assert model.params["max_depth"] == run.params["best_max_depth"] and model.params["min_samples_split"] == "2"
     assert model.params["n_iter"] == "2"
 

@@ -25,8 +25,8 @@ PARTIAL_FIT_HOOK = "pypads_partial_fit"
 
 
 def model_of(estimator: Any) -> tuple[Any, str] | None:
-    """What to save for a fitted ``estimator``, and the suffix of its name: a search's
-    refit ``best_estimator_`` (the search itself is only the way to it), else the estimator."""
+    """The model a fitted ``estimator`` predicts with, and the suffix of its name: a
+    search's refit ``best_estimator_``, else the estimator."""
     if hasattr(estimator, "cv_results_"):
         best = getattr(estimator, "best_estimator_", None)
         return (best, "-best_estimator") if best is not None else None
@@ -99,15 +99,25 @@ class Model(Logger):
             self._save(run, call.instance, _Fit.of(call), limit)
 
     def _save(self, run: RunContext, instance: Any, fit: _Fit, limit: int) -> None:
-        """Pickle ``instance`` into the journal, unless this very state is saved already."""
-        saved = model_of(instance)
-        if saved is None:
-            return
-        estimator, suffix = saved
+        """Pickle ``instance`` into the journal, unless this very state is saved already:
+        a search twice, as itself (to load and predict with, as autolog saves it) and as
+        the model it found (its refit ``best_estimator_``)."""
         state = run.state(self)
-        key, name = self._identify(run, instance, state, suffix, limit)
+        key, name = self._identify(run, instance, state, limit)
         if key is None:
             return
+        # The label it has now (a refit with other params has a new one): the child run
+        # of that label, if the run compares models, is the model's source run.
+        label = lineage(run).label(instance)
+        if hasattr(instance, "cv_results_"):
+            self._save_one(run, instance, key, name, label, fit)
+        saved = model_of(instance)
+        if saved is not None:
+            self._save_one(run, saved[0], key + saved[1], name + saved[1], label, fit, refit=saved[0] is not instance)
+
+    def _save_one(self, run: RunContext, estimator: Any, key: str, name: str, label: str, fit: _Fit,
+                  refit: bool = False) -> None:
+        state = run.state(self)
         if redact(estimator) is not estimator:  # its pickle would keep the secret in clear
             run.writer.set_tag(f"pypads.models.{name}", "not saved: a param holds a secret (api_token, password…), "
                                "which the saved model would keep in clear")
@@ -124,22 +134,19 @@ class Model(Logger):
         latest[key] = digest
         run.writer.log_entry({
             "kind": "model", "key": key, "name": name, "module": type(estimator).__module__,
-            # The label it has now (a refit with other params has a new one): the child
-            # run of that label, if the run compares models, is the model's source run.
-            "label": lineage(run).label(instance),
+            "label": label,
             "input": fit.features, "output": fit.targets,
             # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
             # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
             "predicts": hasattr(estimator, "predict"),
             # A search's refit model: its own params, as fitted, beside the search's settings on its page.
-            "params": (params_of(estimator) or {}) if suffix else {},
+            "params": (params_of(estimator) or {}) if refit else {},
             "tags": {"estimator_name": type(estimator).__name__,
                      "estimator_class": f"{type(estimator).__module__}.{type(estimator).__qualname__}",
                      "pypads.call": fit.call},
         }, pickled)
 
-    def _identify(self, run: RunContext, instance: Any, state: dict[str, Any], suffix: str,
-                  limit: int) -> tuple[str | None, str]:
+    def _identify(self, run: RunContext, instance: Any, state: dict[str, Any], limit: int) -> tuple[str | None, str]:
         """The key and name of the fitted object: the same ones for a refit of it."""
         known: dict[int, tuple[Any, str, str]] = state.setdefault("known", {})
         entry = known.get(id(instance))
@@ -152,7 +159,7 @@ class Model(Logger):
                 state["over"] = True
                 run.writer.set_tag("pypads.models", f"more than {limit} estimators: later ones are not saved")
             return None, ""
-        name = lineage(run).label(instance) + suffix  # as its params and metrics name it
+        name = lineage(run).label(instance)  # as its params and metrics name it
         try:
             reference: Any = weakref.ref(instance)
         except TypeError:  # no weak references: the id alone (kept for the run's life)
