@@ -33,7 +33,8 @@ EXPERIMENT = "pypads-example"
 SINGLE, COMPARED = "binary_breast_cancer", "compare_two_classifiers"
 MAX_BYTES = 250_000
 WIDTH, HEIGHT = 1600, 1000
-TALL = {"run-overview": 2000, "model-page": 1700}  # pages whose lower panels matter, taken whole
+# Pages whose lower panels matter, taken whole; the runs table wide enough for its Models column.
+SIZES = {"run-overview": (WIDTH, 2000), "model-page": (WIDTH, 1700), "runs-table": (2300, 700)}
 
 # PyPads() as a user writes it, pseudonymized, then the script by runpy under its bare name.
 LAUNCHER = ("import runpy, sys\n"
@@ -109,10 +110,10 @@ def settle(client, experiment_id: str, count: int) -> list:
         time.sleep(1)
 
 
-def shoot(url: str, target: Path, height: int = HEIGHT) -> bool:
+def shoot(url: str, target: Path, width: int = WIDTH, height: int = HEIGHT) -> bool:
     """A headless Chromium screenshot of ``url`` into ``target``; False if it failed."""
     command = ["timeout", "90", "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-               f"--window-size={WIDTH},{height}", "--virtual-time-budget=20000", f"--screenshot={target}", url]
+               f"--window-size={width},{height}", "--virtual-time-budget=20000", f"--screenshot={target}", url]
     result = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return result.returncode == 0 and target.exists()
 
@@ -167,6 +168,7 @@ def pages(client, experiment_id: str, runs: list) -> dict[str, str]:
         "run-overview": f"{base}/runs/{single.info.run_id}?workflowType=machine_learning",
         "run-artifacts": f"{base}/runs/{single.info.run_id}/artifacts/training_confusion_matrix.png"
                          "?workflowType=machine_learning",
+        "run-system-metrics": f"{base}/runs/{single.info.run_id}/system-metrics?workflowType=machine_learning",
         "model-page": f"{base}/models/{model.model_id}?workflowType=machine_learning",
     }
     if len(children) >= 2:
@@ -207,7 +209,7 @@ def main() -> None:
             if options.only and image not in options.only:
                 continue
             raw = root / f"{image}.raw.png"
-            if not shoot(f"{uri}/{route}", raw, TALL.get(image, HEIGHT)):
+            if not shoot(f"{uri}/{route}", raw, *SIZES.get(image, (WIDTH, HEIGHT))):
                 print(f"  {image}: chromium failed, left out", flush=True)
                 continue
             finish(raw, IMAGES / f"{image}.png")
