@@ -25,7 +25,7 @@ class UploaderThread:
         self.uploader = Uploader(settings.journal.folder, open_run=settings.open_run, on_open=settings.on_open,
                                  pictures=False)
         self.interval = settings.interval
-        self._recovery = Recovery() if settings.recover else None
+        self._recovery = Recovery(pictures=False) if settings.recover else None
         self._status: str | None = None
         self._timeout = default_timeout(self.uploader.target.store)
         self._wait_timeout = settings.wait_timeout

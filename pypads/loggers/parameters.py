@@ -95,7 +95,10 @@ def params_of(instance: Any) -> dict[str, str] | None:
 
 def is_search(instance: Any) -> bool:
     """Whether ``instance`` is a hyper-parameter search (``GridSearchCV`` and its kin)."""
-    return hasattr(instance, "cv_results_") and callable(getattr(instance, "get_params", None))
+    # By its class, not by cv_results_: a search has the same params before its fit (a
+    # nested cross_val_score(search, …)) as after, or it would be relabelled.
+    searches = hasattr(instance, "cv_results_") or (hasattr(type(instance), "_run_search") and hasattr(instance, "estimator"))
+    return searches and callable(getattr(instance, "get_params", None))
 
 
 def untouched_defaults(deep: Mapping[str, Any], params: Mapping[str, str]) -> list[str]:

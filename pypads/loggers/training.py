@@ -12,8 +12,8 @@ size the tag ``pypads.training_sample`` states.
 from __future__ import annotations
 
 import io
+import random
 import time
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,15 +21,15 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.context import RunContext
+from pypads.evaluation.metrics import SILHOUETTE_ROWS as MAX_FEATURE_ROWS
+from pypads.evaluation.record import TASKS, sample_rows
 from pypads.loggers.base import Logger
 from pypads.loggers.datasets import catalogue, data_arguments
 from pypads.loggers.lineage import lineage
 from pypads.loggers.model import model_of
 
 PROBE_ROWS = 100  # rows predicted first, to time the prediction of the rest
-SAMPLE_SEED = 0  # the sample is the same in every run of a script: its scores compare
-MAX_FEATURE_ROWS = 2000  # a clusterer's silhouette is quadratic in its rows
-TASKS = ("classifier", "regressor", "clusterer")
+MAX_ROWS = 100_000  # rows whose predictions go to the journal: a fast model on 10M rows copies no 800 MB
 # Their score() is the accuracy or R² of predict(): the uploader computes it from the
 # predictions instead of the script predicting a second time.
 _MIXIN_SCORES = {"ClassifierMixin.score": "classifier", "RegressorMixin.score": "regressor"}
@@ -68,7 +68,7 @@ class TrainingScores(Logger):
         if fitted is None or task is None:
             return
         features, targets = data_arguments(call)
-        if features is None or (targets is None and task != "clusterer"):
+        if features is None or (targets is None and task != "clusterer") or not _scorable(targets):
             return
         label = lineage(call.run).label(call.instance)
         scored: set[str] = call.run.state(self).setdefault("labels", set())
@@ -80,10 +80,14 @@ class TrainingScores(Logger):
         if rows is None or rows == 0:
             return
         budget = options["budget"] * (call.duration or 0.0)
-        with warnings.catch_warnings():
-            # The script did not ask for this prediction: what it warns is not the script's business.
-            warnings.simplefilter("ignore")
+        # A predict may draw from the global generators (DummyClassifier("stratified"), a
+        # user's estimator): the script's next random number must be what it would be untracked.
+        numpy_state, python_state = np.random.get_state(), random.getstate()
+        try:
             predicted = _predict(call.instance, task, features, rows, budget, options["min_rows"])
+        finally:
+            np.random.set_state(numpy_state)
+            random.setstate(python_state)
         if predicted is None:
             return
         arrays, sample = predicted
@@ -108,12 +112,9 @@ def _predict(estimator: Any, task: str, features: Any, rows: int, budget: float,
     if task == "clusterer":
         labels = getattr(estimator, "labels_", None)  # free: the fit computed them
         if labels is not None and len(labels) == rows:
-            sample = _sample(rows, MAX_FEATURE_ROWS) if rows > MAX_FEATURE_ROWS else None
-            arrays = {"y_pred": np.asarray(labels)}
-            arrays["features"] = _numeric(_rows(features, sample))
-            if sample is not None:
-                arrays["features_rows"] = sample
-            return arrays, None
+            # silhouette is quadratic in the rows: scored on a seeded sample of them, labels and features alike
+            sample = sample_rows(rows, MAX_FEATURE_ROWS)
+            return {"y_pred": _rows(np.asarray(labels), sample), "features": _numeric(_rows(features, sample))}, sample
     predict = getattr(estimator, "predict", None)
     if not callable(predict):
         return None
@@ -124,10 +125,7 @@ def _predict(estimator: Any, task: str, features: Any, rows: int, budget: float,
         predict(_rows(features, np.arange(PROBE_ROWS)))
         per_row = (time.perf_counter() - started) / PROBE_ROWS
         affordable = int(budget / per_row) if per_row > 0 else rows
-        if affordable < rows:
-            sample = _sample(rows, max(min_rows, affordable))
-            if len(sample) >= rows:
-                sample = None
+        sample = sample_rows(rows, max(min_rows, min(affordable, MAX_ROWS)))
     data = _rows(features, sample)
     arrays = {"y_pred": _plain(predict(data))}
     scores = _class_scores(estimator, data, task)
@@ -175,6 +173,23 @@ def _default_score(estimator: Any) -> str | None:
     return _MIXIN_SCORES.get(getattr(score, "__qualname__", ""))
 
 
+def _scorable(targets: Any) -> bool:
+    """Whether scikit-learn's metrics take ``targets``: numbers, booleans, text or objects,
+    not bytes, complex numbers, dates or records, and none missing (a fit on those scores
+    nothing)."""
+    if targets is None:  # a clusterer's
+        return True
+    dtype = getattr(targets, "dtype", None)
+    if getattr(dtype, "kind", "O") not in "biufUO":
+        return False
+    try:  # missing targets (a nullable Int64 with None, NaN): nothing to score them against
+        kind = getattr(dtype, "kind", "O")
+        missing = targets.isna() if hasattr(targets, "isna") else np.isnan(targets) if kind == "f" else None
+        return missing is None or not bool(np.asarray(missing).any())
+    except (TypeError, ValueError):
+        return True
+
+
 def _length(data: Any) -> int | None:
     shape = getattr(data, "shape", None)
     if shape:
@@ -185,10 +200,6 @@ def _length(data: Any) -> int | None:
         return None
 
 
-def _sample(rows: int, size: int) -> np.ndarray:
-    return np.sort(np.random.default_rng(SAMPLE_SEED).choice(rows, size=min(size, rows), replace=False))
-
-
 def _rows(data: Any, which: np.ndarray | None) -> Any:
     """The rows ``which`` of an array, a DataFrame, a sparse matrix or a list (all of them for None)."""
     if which is None:
@@ -197,6 +208,8 @@ def _rows(data: Any, which: np.ndarray | None) -> Any:
         return data.iloc[which]
     if isinstance(data, (list, tuple)):
         return [data[index] for index in which]
+    if not hasattr(data, "__getitem__") and hasattr(data, "tocsr"):  # a COO matrix has no rows to index
+        data = data.tocsr()
     return data[which]
 
 
@@ -256,4 +269,11 @@ def draw_scored(call: Call, model: str, data: str | None) -> None:
     call.run.writer.log_entry({
         "kind": "evaluation", "label": model, "task": task, "data": data, "prefix": data, "metrics": False,
         "pictures": True, "timestamp": int(time.time() * 1000),
-    }, _npz({"y_true": _plain(truth), "y_pred": _plain(predicted)}))
+    }, _npz(_at_most(MAX_ROWS, y_true=_plain(truth), y_pred=_plain(predicted))))
+
+
+def _at_most(limit: int, **arrays: np.ndarray) -> dict[str, np.ndarray]:
+    """The same seeded sample of at most ``limit`` rows of each array (all rows if fewer)."""
+    rows = min((len(array) for array in arrays.values() if array.ndim), default=0)
+    sample = sample_rows(rows, limit)
+    return {name: array if sample is None or not array.ndim else array[sample] for name, array in arrays.items()}

@@ -92,7 +92,7 @@ class Evaluations:
                 entry: dict[str, Any]) -> tuple[dict[str, float], list[str]]:
         """The scores of ``evaluated``; computed once for equal predictions (100 fits of
         one tree in a loop predict alike)."""
-        digest = blake3(content + str(entry.get("task")).encode()).digest()
+        digest = blake3(content + f"{entry.get('task')}:{entry.get('default_score')}".encode()).digest()
         found = self._scored.get(digest)
         if found is None:
             values, warnings = evaluation.scores(evaluated)

@@ -202,11 +202,11 @@ class Uploader:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
             self._evaluate(batch.evaluations)  # before child runs: their metrics include the training scores
             if batch.evaluations or batch.models:
-                self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
-            for child in batch.child_runs:
-                child.update(self._evaluations.with_scores(str(child.get("model_label")), child) or {})
+                self._draw()
             if batch.child_runs:
-                self._model_runs.update(link.log_child_runs(self.client, self.run_id, batch.child_runs,
+                child_runs = [self._evaluations.with_scores(str(child.get("model_label")), child) or child
+                              for child in batch.child_runs]
+                self._model_runs.update(link.log_child_runs(self.client, self.run_id, child_runs,
                                                             self._warn_once, self.clock.call,
                                                             experiment_id=self._experiment(),
                                                             dataset_of=self.journal.dataset))
@@ -270,11 +270,12 @@ class Uploader:
 
 
     def _evaluate(self, entries: list[dict[str, Any]]) -> None:
-        """Score and draw the evaluations of a batch, the latest of each model and dataset
+        """Score the evaluations of a batch (their pictures wait for a model page), the latest of each model and dataset
         (a loop refitting one model scores its last state), their metrics into the run in
         one call. Only the store failing stops the upload: a model that cannot be scored
         is a warning."""
-        latest = {(entry.get("label"), entry.get("prefix")): entry for entry in entries}
+        latest = {(str(entry.get("label")), str(entry.get("prefix")), entry.get("metrics") is False): entry
+                  for entry in entries}  # text keys: an entry is read as untrusted JSON
         lines = []
         for entry in latest.values():
             try:
@@ -296,11 +297,18 @@ class Uploader:
         except Exception as error:  # a picture never keeps the run from ending
             self._warn_once(f"estimator:{label}", f"pypads could not draw {label}: {type(error).__name__}: {error}")
 
+    def _draw(self) -> None:
+        """Draw what waits of the models with a page; a picture that fails is a warning."""
+        try:
+            self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
+        except Exception as error:  # a full or read-only temporary folder: no pictures, the run goes on
+            self._warn_once("draw", f"pypads could not draw the pictures of run {self.run_id}: {error}")
+
     def _upload_pictures(self) -> bool:
         """Each model's pictures on its page: its child run's root when the run compares
         models, else the run's root (or ``<label>/`` when several models have pictures and
         no child run). False, keeping the journal, if the store failed."""
-        self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
+        self._draw()
         drawn = self._evaluations.take_folders()
         try:
             for label, folder in drawn.items():
@@ -308,8 +316,10 @@ class Uploader:
                 where = None if child or len(drawn) == 1 else label
                 self.clock.call(self.client.log_artifacts, child or self.run_id, str(folder), where)
         except Exception as error:
-            self.failed, self.failure = True, error
             self._warn_once("pictures", f"could not store the pictures of MLflow run {self.run_id}: {error}")
+            if not _is_mlflow_error(error):  # a file here, not the store: the run still ends
+                return True
+            self.failed, self.failure = True, error
             return False
         finally:
             for folder in drawn.values():
