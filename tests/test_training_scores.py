@@ -133,10 +133,12 @@ def test_training_scores_change_nothing_the_script_computes(tmp_path):
     body = """
         import numpy as np
         from sklearn.datasets import load_iris
+        from sklearn.dummy import DummyClassifier
         from sklearn.neighbors import KNeighborsClassifier
         X, y = load_iris(return_X_y=True)
         np.random.seed(3)
         model = KNeighborsClassifier().fit(X, y)
+        DummyClassifier(strategy="stratified").fit(X, y)  # its predict draws from numpy's global generator
         print(np.random.rand(), model.predict(X[:5]).tolist())
     """
     (tmp_path / "tracked").mkdir()
