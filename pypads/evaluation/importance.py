@@ -75,14 +75,14 @@ def values_of(model: Any) -> tuple[str, list[str], np.ndarray] | None:
     coefficients, or None when it has neither."""
     importance = attribute(model, "feature_importances_")
     if importance is not None:
-        values = np.asarray(importance, dtype=float).reshape(-1, 1)
-        return "feature_importances", ["importance"], values
+        column: np.ndarray = np.asarray(importance, dtype=float).reshape(-1, 1)
+        return "feature_importances", ["importance"], column
     coefficients = attribute(model, "coef_")
     if coefficients is None:
         return None
     if hasattr(coefficients, "toarray"):  # a sparse coef_ (an SVC fitted on sparse data)
         coefficients = coefficients.toarray()
-    values = np.atleast_2d(np.asarray(coefficients, dtype=float))
+    values: np.ndarray = np.atleast_2d(np.asarray(coefficients, dtype=float))
     if values.shape[0] == 1:
         return "coefficients", ["coefficient"], values.T
     # one row per class (or target) in coef_: one column per class here, one row per feature
