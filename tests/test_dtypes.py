@@ -6,6 +6,7 @@ never keep the rest of a run out of the store."""
 from __future__ import annotations
 
 import json
+import sys
 
 import mlflow
 from conftest import only_run, run_script
@@ -38,6 +39,14 @@ VALUES = {
 """
 
 
+def pypads_spoke(stderr: str) -> bool:
+    """Whether pypads said anything. scikit-learn's own warnings about the script's odd
+    data name their file, which lies in an environment that CI names .venvs/pypads-…:
+    that path is not pypads speaking."""
+    said = stderr.replace(sys.prefix, "<environment>")
+    return "pypads" in said or "could not" in said
+
+
 def test_every_dtype_as_features_targets_and_metric_input_ends_finished_with_all_datasets(tmp_path, home_with_store):
     result = run_script(f"""
 from pypads import PyPads
@@ -59,7 +68,7 @@ for kind, value in VALUES.items():
 assert not [failure for failure in failed if "LoggerFailure" in failure], failed  # PYPADS_STRICT is on in tests
 """, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "pypads" not in result.stderr and "could not" not in result.stderr, result.stderr
+    assert not pypads_spoke(result.stderr), result.stderr
     run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
     assert run.status == "FINISHED"
     datasets = {item.dataset.digest: item.dataset for item in run.run.inputs.dataset_inputs}
@@ -83,7 +92,7 @@ model = DecisionTreeClassifier().fit(X, labels)
 model.predict(X[:5])
 """, tmp_path)
     assert result.returncode == 0, result.stderr
-    assert "pypads" not in result.stderr and "could not" not in result.stderr, result.stderr
+    assert not pypads_spoke(result.stderr), result.stderr
     run = only_run(f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}")
     assert run.status == "FINISHED"
     schema = json.loads(next(item.dataset.schema for item in run.run.inputs.dataset_inputs if item.dataset.name == "X"))
