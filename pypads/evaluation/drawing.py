@@ -11,13 +11,22 @@ MAX_BYTES = 200_000  # MLflow's artifact view loads each picture whole
 DPIS = (100, 72, 50)  # tried in turn until the PNG fits MAX_BYTES
 
 
-def new_figure(width: float = 6.4, height: float = 4.8) -> Any:
-    """A figure of its own (not registered with pyplot), and its Agg canvas."""
+# Margins of a plot whose tick labels and titles are pypads' own short words and numbers
+# between 0 and 1 (the curves): fixed, because constrained layout measures every text
+# before drawing and costs a third of such a picture's time.
+FIXED_MARGINS = {"left": 0.11, "right": 0.97, "bottom": 0.11, "top": 0.92}
+
+
+def new_figure(width: float = 6.4, height: float = 4.8, fixed_margins: bool = False) -> Any:
+    """A figure of its own (not registered with pyplot), and its Agg canvas; laid out
+    around its texts, or with :data:`FIXED_MARGINS`."""
     # Imported here, not at the top: see the package's docstring (import cost).
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(width, height), layout="constrained")
+    figure = Figure(figsize=(width, height), layout=None if fixed_margins else "constrained")
+    if fixed_margins:
+        figure.subplots_adjust(**FIXED_MARGINS)
     FigureCanvasAgg(figure)
     return figure
 

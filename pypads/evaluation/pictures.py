@@ -30,11 +30,12 @@ class Drawn:
         self.files: dict[str, bytes] = {}
         self.warnings: list[str] = []
 
-    def draw(self, kind: str, paint: Callable[[Any], None], width: float = 6.4, height: float = 4.8) -> None:
+    def draw(self, kind: str, paint: Callable[[Any], None], width: float = 6.4, height: float = 4.8,
+             fixed_margins: bool = False) -> None:
         """``paint`` on a new figure, kept as ``{prefix}_{kind}.png``; an exception is a warning."""
         name = file_name(self.prefix, kind, "png")
         try:
-            figure = new_figure(width, height)
+            figure = new_figure(width, height, fixed_margins)
             paint(figure)
             self.files[name] = png(figure)
         except Exception as error:  # a picture's failure must not cost the others
@@ -133,12 +134,13 @@ def curves(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray, drawn: D
     if not defined:
         drawn.skip("roc_curve", "the targets hold only one class, for which ROC is not defined")
     else:
-        drawn.draw("roc_curve", lambda figure: roc_curves(figure, defined, len(classes) == 2))
+        drawn.draw("roc_curve", lambda figure: roc_curves(figure, defined, len(classes) == 2), fixed_margins=True)
     with_positives = [(label, truth, score) for label, truth, score in series if truth.any()]
     if not with_positives:
         drawn.skip("precision_recall_curve", "no target belongs to the positive class")
     else:
-        drawn.draw("precision_recall_curve", lambda figure: precision_recall_curves(figure, with_positives, len(classes) == 2))
+        drawn.draw("precision_recall_curve", lambda figure: precision_recall_curves(figure, with_positives, len(classes) == 2),
+                   fixed_margins=True)
 
 
 def thinned(count: int) -> np.ndarray:

@@ -37,18 +37,28 @@ class ModelEvaluations:
     """What the uploader made of one model's evaluations."""
 
     metrics: dict[str, ScoreLine] = field(default_factory=dict)  # bare key -> its line
-    undrawn: dict[str, evaluation.Evaluation] = field(default_factory=dict)  # prefix -> latest, not drawn yet
+    undrawn: dict[str, Undrawn] = field(default_factory=dict)  # prefix -> the latest, not in the folder yet
     folder: Path | None = None  # its pictures, uploaded as the run ends
+
+
+@dataclass(frozen=True)
+class Undrawn:
+    """An evaluation whose pictures are not in its model's folder yet."""
+
+    evaluation: evaluation.Evaluation
+    digest: bytes  # of its predictions and file names: equal predictions draw equal pictures
 
 
 class Evaluations:
     """The evaluations of one run's models, by model label.
 
-    Metrics are computed as each entry arrives. Pictures are drawn only for models that
-    have a page (a "model" entry: at most ``max_models``, a twin of a saved state not
-    again), once per model and dataset for the latest evaluation: a loop of 100 fits
-    would otherwise cost 100 sets of pictures. ``draw=False`` (an uploader on a thread
-    of the script) draws none: matplotlib must not load into the script's process.
+    Metrics are computed as each entry arrives. Pictures go only to models that have a
+    page (a "model" entry: at most ``max_models``, a twin of a saved state not again),
+    once per model and dataset for the latest evaluation: a loop of 100 fits would
+    otherwise cost 100 sets of pictures; equal predictions (one tree fitted in a loop,
+    each fit a model of its own) are drawn once.
+    ``draw=False`` (an uploader on a thread of the script) draws none: matplotlib must
+    not load into the script's process.
     """
 
     def __init__(self, warn: Warn, draw: bool = True) -> None:
@@ -57,6 +67,7 @@ class Evaluations:
         self.by_label: dict[str, ModelEvaluations] = {}
         self._count = 0
         self._scored: dict[bytes, tuple[dict[str, float], list[str]]] = {}  # content digest -> its scores
+        self._drawn: dict[bytes, tuple[dict[str, bytes], list[str]]] = {}  # Undrawn.digest -> files, warnings
 
     def add(self, entry: dict[str, Any], content: bytes | None) -> list[ScoreLine]:
         """Score one evaluation entry (its pictures wait for :meth:`draw`); returns its
@@ -73,7 +84,7 @@ class Evaluations:
         prefix = str(entry.get("prefix") or "training")
         model = self.by_label.setdefault(label, ModelEvaluations())
         if self._draw and entry.get("pictures", True):
-            model.undrawn[prefix] = evaluated
+            model.undrawn[prefix] = Undrawn(evaluated, blake3(content + f"{evaluated.task}:{prefix}".encode()).digest())
         if entry.get("metrics") is False:  # a dataset the script scored itself: its pictures only
             return []
         values, warnings = self._scores(evaluated, content, entry)
@@ -103,15 +114,22 @@ class Evaluations:
         return dict(found[0]), list(found[1])
 
     def draw(self, labels: set[str]) -> None:
-        """Draw what is not drawn yet of the models labelled ``labels`` (those with a page)."""
+        """Put the pictures of the models labelled ``labels`` (those with a page) in their
+        folders, drawing what is not drawn yet."""
         for label in labels:
             model = self.by_label.get(label)
             while model is not None and model.undrawn:
-                prefix, evaluated = model.undrawn.popitem()
-                files, warnings = evaluation.pictures(evaluated, prefix)
+                prefix, undrawn = model.undrawn.popitem()
+                files, warnings = self._pictures(undrawn, prefix)
                 self._keep(model, files)
                 for message in warnings:
                     self._warn(f"pictures:{label}:{message}", f"{label}: {message}")
+
+    def _pictures(self, undrawn: Undrawn, prefix: str) -> tuple[dict[str, bytes], list[str]]:
+        found = self._drawn.get(undrawn.digest)
+        if found is None:
+            found = self._drawn[undrawn.digest] = evaluation.pictures(undrawn.evaluation, prefix)
+        return found
 
     def add_model(self, label: str, pickled: bytes) -> None:
         """The pictures of a saved model itself: importances or coefficients, and
