@@ -79,6 +79,10 @@ def test_a_search_logs_the_searched_estimators_params_that_differ_from_their_def
     model = models["RandomizedSearchCV-best_estimator"]
     assert model.params["max_depth"] == run.params["best_max_depth"] and model.params["min_samples_split"] == "2"
     assert model.params["n_iter"] == "2"
+    # the best cross-validated score on both pages, as autolog shows it on the search's
+    for page in models.values():
+        assert {metric.key: metric.value for metric in page.metrics}["RandomizedSearchCV.best_cv_score"] \
+            == run.metrics["best_cv_score"]
 
 
 def test_a_search_with_n_jobs_counts_its_workers_cpu_time_and_memory(tmp_path):

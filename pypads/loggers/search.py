@@ -14,6 +14,8 @@ import numpy as np
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
+from pypads.loggers.comparison import Score, rows
+from pypads.loggers.lineage import lineage
 from pypads.privacy import REDACTED, is_secret_name, redact, redact_params
 
 MAX_PARAM_LENGTH = 6000  # MLflow refuses longer param values
@@ -51,6 +53,9 @@ class Search(Logger):
         best_score = getattr(search, "best_score_", None)
         if isinstance(best_score, (int, float, np.number)):
             writer.log_metric(f"{prefix}best_cv_score", float(best_score))
+            # on the search's model page too, as autolog shows it there
+            score = Score(float(best_score), 0, int(time.time() * 1000), None)
+            rows(call.run).scored(lineage(call.run).label(search), f"{prefix}best_cv_score", score)
         writer.log_bytes(f"cv_results{suffix}.csv", cv_results_csv(results))
         self._child_runs(call, results, number, options["max_child_runs"])
 
