@@ -56,6 +56,17 @@ def test_a_failing_logger_never_reaches_user_code_under_simplefilter_error(tmp_p
     assert "fitted 2" in result.stdout
 
 
+def test_an_unreadable_journal_left_behind_is_one_message_when_warnings_are_errors(tmp_path):
+    damaged = tmp_path / "home" / "journal" / "0123456789abcdef.1"
+    damaged.mkdir(parents=True)
+    (damaged / "meta.json").write_text("{ not json")
+    result = python(tmp_path, FAILING_LOGGER.replace('logging_fns={"parameters": Broken()}', ""), "-W", "error")
+    assert result.returncode == 0, result.stderr
+    assert "fitted 2" in result.stdout
+    assert f"unreadable journal {damaged} left as it is" in result.stderr
+    assert (damaged / "meta.json").read_text() == "{ not json"  # nothing lost: left for the user to look into
+
+
 def _mount_small_filesystem(folder: Path, size: str) -> bool:
     folder.mkdir(parents=True, exist_ok=True)
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from pypads.errors import warn
 from pypads.journal.appending import complete_lines
 from pypads.journal.format import (
     ARTIFACT,
@@ -261,5 +261,6 @@ def left_behind(root: Path | None = None) -> list[JournalReader]:
             if not journal.owner_alive():
                 journals.append(journal)
         except (OSError, ValueError):
-            warnings.warn(f"pypads: unreadable journal {folder} left as it is", stacklevel=2)
+            # pypads' own warn: under `python -W error` a warning must not become the script's exception
+            warn(f"pypads: unreadable journal {folder} left as it is")
     return journals
