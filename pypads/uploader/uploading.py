@@ -11,21 +11,18 @@ from __future__ import annotations
 import errno
 import functools
 import importlib
-import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pypads.journal.format import run_target
 from pypads.journal.reading import JournalReader
 from pypads.store import RunTarget
 from pypads.timeouts import AnswerClock
+from pypads.uploader.pages import ModelPages, StoreFailed
 from pypads.uploader.reports import OncePerKey, Warn, warn_locally
-
-if TYPE_CHECKING:
-    from pypads.uploader.evaluating import Evaluations
 
 OpenRun = Callable[[RunTarget], tuple[Any, str]]
 """Opens a run: ``target -> (MlflowClient, run id)``."""
@@ -86,20 +83,10 @@ class Uploader:
         self._draining: int | None = None  # the thread that holds _drain_lock
         self._since = self.journal.committed()
         self._first_drain = True
-        self._saved_models: set[str] = set()  # keys of the models saved by this uploader
         # The run's experiment, for child runs and models: read once, and before a batch's
         # params when the batch has child runs (MLflow's get_run loads every param).
         self._experiment_id: str | None = None
-        self._model_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
-        self._pictures = pictures
-
-    @functools.cached_property
-    def _evaluations(self) -> Evaluations:
-        """Each model's training scores and pictures. Imported on first use: the script
-        imports this module for its uploader thread, and needs none of it."""
-        evaluating = importlib.import_module("pypads.uploader.evaluating")
-        found: Evaluations = evaluating.Evaluations(self._warn_once, self._pictures)
-        return found
+        self._pages = ModelPages(self.journal, self.clock, self._warn_once, connection, pictures)
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
@@ -164,7 +151,7 @@ class Uploader:
         On a full disk the run is ended all the same, with what reached MLflow: left
         RUNNING, it would wait for a recovery that the same full disk may never allow.
         The journal keeps the rest, which a later recovery adds to the ended run."""
-        drained = self.drain() and self._save_models() and self._upload_pictures()
+        drained = self.drain() and self._send_pages()
         if not drained and not (self.disk_full and self.run_id is not None):
             return False
         if status is not None and self.owns_run:
@@ -200,16 +187,16 @@ class Uploader:
         try:
             if batch.datasets:
                 link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
-            self._evaluate(batch.evaluations)  # before child runs: their metrics include the training scores
+            if batch.evaluations:  # before child runs: their metrics include the training scores
+                self._pages.evaluate(self.client, self._open_run_id, batch.evaluations)
             if batch.evaluations or batch.models:
-                self._draw()
+                self._pages.draw(self.run_id)
             if batch.child_runs:
-                child_runs = [self._evaluations.with_scores(str(child.get("model_label")), child) or child
-                              for child in batch.child_runs]
-                self._model_runs.update(link.log_child_runs(self.client, self.run_id, child_runs,
-                                                            self._warn_once, self.clock.call,
-                                                            experiment_id=self._experiment(),
-                                                            dataset_of=self.journal.dataset))
+                self._pages.child_runs.update(link.log_child_runs(self.client, self.run_id,
+                                                                  self._pages.with_scores(batch.child_runs),
+                                                                  self._warn_once, self.clock.call,
+                                                                  experiment_id=self._experiment(),
+                                                                  dataset_of=self.journal.dataset))
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("inputs", f"could not log datasets or child runs to {where}: {error}")
@@ -233,106 +220,28 @@ class Uploader:
         except OSError as error:  # a full disk: this process knows how far it got, a recovery would resend
             self._warn_once("commit", f"could not note the upload's progress in {self.journal.folder}: {error}")
 
+    @property
+    def _open_run_id(self) -> str:
+        """The run's id, once :meth:`open` succeeded: the only time anything is sent."""
+        if self.run_id is None:
+            raise RuntimeError("no MLflow run is open")
+        return self.run_id
+
     def _experiment(self) -> str:
         if self._experiment_id is None:
             self._experiment_id = self.clock.call(self.client.get_run, self.run_id).info.experiment_id
         return self._experiment_id
 
-    def _save_models(self) -> bool:
-        """Save the final state of each estimator the script fitted as an MLflow model:
-        once, as the run ends (a loop that refits one estimator saves it once). A model
-        that cannot be saved is a warning; the store failing keeps the journal."""
-        versions: dict[str, str | None] = {}  # read once for all of this run's models
-        for entry in self.journal.models():
-            if entry["key"] in self._saved_models:
-                continue
-            try:
-                pickled = self.journal.entry_content(entry)
-                if pickled is not None:
-                    connection().log_model(self.client, self.run_id, entry, pickled, self.clock.call,
-                                           self._model_runs.get(entry.get("label", "")),
-                                           experiment_id=self._experiment(), versions=versions,
-                                           card=self._card(str(entry.get("label", ""))),
-                                           dataset_of=self.journal.dataset, warn=self._warn_once)
-                    self._picture_model(str(entry.get("label", "")), pickled)
-            except Exception as error:
-                if _is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
-                    self.failed, self.failure = True, error
-                    self._warn_once("models", f"could not save models of MLflow run {self.run_id} "
-                                    f"(kept in {self.journal.folder}): {error}")
-                    return False
-                # The model itself (refused, unreadable, a class that does not load here): it
-                # would fail again, so it is left out, with a warning.
-                self._warn_once(f"model:{entry['key']}", f"pypads could not save model {entry['name']!r}: "
-                                f"{type(error).__name__}: {error}")
-            self._saved_models.add(entry["key"])
-        return True
-
-
-    def _evaluate(self, entries: list[dict[str, Any]]) -> None:
-        """Score the evaluations of a batch (their pictures wait for a model page), the latest of each model and dataset
-        (a loop refitting one model scores its last state), their metrics into the run in
-        one call. Only the store failing stops the upload: a model that cannot be scored
-        is a warning."""
-        latest = {(str(entry.get("label")), str(entry.get("prefix")), entry.get("metrics") is False): entry
-                  for entry in entries}  # text keys: an entry is read as untrusted JSON
-        lines = []
-        for entry in latest.values():
-            try:
-                lines += self._evaluations.add(entry, self.journal.entry_content(entry))
-            except Exception as error:
-                self._warn_once(f"evaluation:{entry.get('label')}",
-                                f"pypads could not evaluate {entry.get('label')}: {type(error).__name__}: {error}")
-        if lines:
-            connection().log_linked_metrics(self.client, self.run_id, lines, self.journal.dataset, self._warn_once,
-                                            self.clock.call)
-
-    def _card(self, label: str) -> dict[str, Any] | None:
-        """The model's card, with its training scores: its page shows them too."""
-        return self._evaluations.with_scores(label, self.journal.model_card(label))
-
-    def _picture_model(self, label: str, pickled: bytes) -> None:
+    def _send_pages(self) -> bool:
+        """The models' pages (see :class:`ModelPages`); False, keeping the journal, if the store failed."""
         try:
-            self._evaluations.add_model(label, pickled)
-        except Exception as error:  # a picture never keeps the run from ending
-            self._warn_once(f"estimator:{label}", f"pypads could not draw {label}: {type(error).__name__}: {error}")
-
-    def _draw(self) -> None:
-        """Draw what waits of the models with a page; a picture that fails is a warning."""
-        try:
-            self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
-        except Exception as error:  # a full or read-only temporary folder: no pictures, the run goes on
-            self._warn_once("draw", f"pypads could not draw the pictures of run {self.run_id}: {error}")
-
-    def _upload_pictures(self) -> bool:
-        """Each model's pictures on its page: its child run's root when the run compares
-        models, else the run's root (or ``<label>/`` when several models have pictures and
-        no child run). False, keeping the journal, if the store failed."""
-        self._draw()
-        drawn = self._evaluations.take_folders()
-        try:
-            for label, folder in drawn.items():
-                child = self._model_runs.get(label)
-                where = None if child or len(drawn) == 1 else label
-                self.clock.call(self.client.log_artifacts, child or self.run_id, str(folder), where)
-        except Exception as error:
-            self._warn_once("pictures", f"could not store the pictures of MLflow run {self.run_id}: {error}")
-            if not _is_mlflow_error(error):  # a file here, not the store: the run still ends
-                return True
-            self.failed, self.failure = True, error
+            self._pages.save_models(self.client, self._open_run_id, self._experiment())
+            self._pages.upload_pictures(self.client, self._open_run_id)
+        except StoreFailed as failed:
+            self.failed, self.failure = True, failed.error
+            self._warn_once(failed.key, str(failed))
             return False
-        finally:
-            for folder in drawn.values():
-                shutil.rmtree(folder, ignore_errors=True)
         return True
-
-
-def _is_mlflow_error(error: Exception) -> bool:
-    return type(error).__module__.startswith(("mlflow", "sqlalchemy", "requests", "urllib3"))
-
-
-def _is_refusal(error: Exception) -> bool:
-    return getattr(error, "error_code", None) == "INVALID_PARAMETER_VALUE"
 
 
 def _raise(error: Exception) -> OpenRun:
