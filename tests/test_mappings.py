@@ -16,7 +16,8 @@ from pypads import MappingError, PyPads
 from pypads.defaults import DEFAULT_CONFIG
 from pypads.events import CONFIG_SCHEMA
 from pypads.mapping import mapping_schema, read_mapping_file
-from pypads.mapping.files import default_mapping_paths, validation_mark
+from pypads.mapping.files import default_mapping_paths
+from pypads.mapping.reading import validation_mark
 
 
 def mapping_document(**entry_changes):
