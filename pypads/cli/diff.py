@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pypads.cli import CliError
 from pypads.cli.common import add_uri_argument, full_run_id, store_for, table
+from pypads.cli.diff_page import Section, page
 
 DESCRIPTIONS = {
     "diff": "Compare two runs: params added, removed or changed; datasets whose digest changed, with their "
@@ -24,18 +24,6 @@ DESCRIPTIONS = {
             "A run id may be given by its first characters. An unknown run is exit status 2.",
 }
 ABSENT = "(none)"
-
-
-@dataclass
-class Section:
-    """One part of the comparison as a table (and perhaps notes and a block of text)."""
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]] = field(default_factory=list)
-    right: tuple[int, ...] = ()
-    notes: list[str] = field(default_factory=list)
-    block: str = ""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,8 +45,6 @@ def main(options: argparse.Namespace) -> int:
         raise CliError(str(error), status=2) from None
     shown, summary = sections(found), summaries(found)
     if options.html:
-        from pypads.cli.diff_page import page
-
         path = Path(options.html)
         try:
             path.write_text(page(found["runs"], shown, summary), encoding="utf-8")

@@ -1,13 +1,11 @@
-"""``pypads diff --html FILE``: the comparison as one self-contained HTML page (its
+"""The sections of ``pypads diff``, and ``--html FILE``: the comparison as one self-contained HTML page (its
 style inline, nothing fetched), to attach to a review or open in a browser."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from html import escape
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the sections come from pypads.cli.diff, which imports this module only when asked
-    from pypads.cli.diff import Section
+from typing import Any
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -17,6 +15,18 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 pre { background: #f6f6f6; padding: 0.8em; overflow-x: auto; }
 .added { color: #176117; } .removed { color: #9b1c1c; } .summary { color: #555; }
 """
+
+
+@dataclass
+class Section:
+    """One part of the comparison as a table (and perhaps notes and a block of text)."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    right: tuple[int, ...] = ()
+    notes: list[str] = field(default_factory=list)
+    block: str = ""
 
 
 def page(runs: dict[str, Any], sections: list[Section], summary: list[str]) -> str:
