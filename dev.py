@@ -2,9 +2,11 @@
 """Set up and run pypads from a fresh clone with nothing but Python 3.10+.
 
     python3 dev.py example                 # install, then track examples/iris.py into the default store
-    python3 dev.py test                    # install, then run the whole test suite
+    python3 dev.py test                    # install, then run the whole test suite (the three tiers)
     python3 dev.py test --python 3.10      # the same on another Python (a version or a path)
-    python3 dev.py test --fast             # the fast tier only: in-process unit tests (seconds)
+    python3 dev.py unit                    # the unit tier: in this process, no MLflow, no subprocess (seconds)
+    python3 dev.py stage                   # the stage tier: one stage against its real neighbours (a minute or two)
+    python3 dev.py e2e                     # the end-to-end tier: real scripts, uploaders and stores (15-25 minutes)
     python3 dev.py lint                    # ruff and mypy, as pyproject.toml configures them
     python3 dev.py ci                      # lint, then the suite on the oldest and the newest supported Python
 
@@ -26,8 +28,12 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
-# In-process tests of loggers, digests and the layout, without a journal, an uploader or MLflow.
-FAST_TESTS = ("tests/unit", "tests/test_layout.py")
+# The test tiers, each a command of its own; `test` runs all three.
+TIERS = {
+    "unit": ["tests/unit"],  # in this process, without MLflow or another process
+    "stage": ["tests/stage"],  # one stage (mappings, journal, loggers, reading runs) against its real neighbours
+    "e2e": ["tests", "--ignore=tests/unit", "--ignore=tests/stage"],  # real scripts, uploaders and stores
+}
 TOOLS = ROOT / ".tools"
 OTHER_VENVS = ROOT / ".venvs"
 POETRY_VERSION = "2.5.1"
@@ -152,7 +158,7 @@ def install(interpreter: Path | None = None) -> Path:
 
 def main(argv: list[str]) -> int:
     task = argv[1] if len(argv) > 1 else ""
-    if task not in {"example", "test", "ci", "lint"}:
+    if task not in {"example", "test", "ci", "lint", *TIERS}:
         print(__doc__)
         return 2
     rest = argv[2:]
@@ -169,8 +175,10 @@ def main(argv: list[str]) -> int:
     python = install(interpreter)
     if task == "lint":
         return lint(python)
-    if rest[:1] == ["--fast"]:
-        rest = [*FAST_TESTS, *rest[1:]]
+    if rest[:1] == ["--fast"]:  # the name the unit tier had before there were three
+        task, rest = "unit", rest[1:]
+    if task in TIERS:
+        rest = [*TIERS[task], *rest]
     if task == "example":
         return subprocess.run([str(python), str(ROOT / "examples" / "iris.py")], cwd=ROOT).returncode
     return subprocess.run([str(python), "-m", "pytest", *rest], cwd=ROOT).returncode

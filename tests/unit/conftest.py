@@ -1,18 +1,35 @@
-"""The fast tier: loggers and digests tested in this process, without a journal, an
-uploader or MLflow. A logger writes to its run's writer; here that is a
-:class:`RecordingWriter` that keeps what it was given, so each test reads what a
-logger would have sent to MLflow."""
+"""The unit tier (``python3 dev.py unit``): pypads' parts tested in this process, without
+MLflow and without another process; each test is held to that (:func:`in_this_process_only`).
+A logger writes to its run's writer; here that is a :class:`RecordingWriter` that keeps
+what it was given, so each test reads what a logger would have sent to MLflow."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 import pytest
 
 from pypads.calls import Call
 from pypads.context import RunContext
+
+
+@pytest.fixture(autouse=True)
+def in_this_process_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A unit test starts no process and imports no MLflow: what does belongs to the stage
+    tier (tests/stage), which runs a stage against its real neighbours."""
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a unit test starts no process: move it to tests/stage")
+
+    monkeypatch.setattr(subprocess, "Popen", refused)
+    monkeypatch.setattr(os, "fork", refused)
+    had_mlflow = "mlflow" in sys.modules  # imported by an earlier tier in this session
+    yield
+    assert had_mlflow or "mlflow" not in sys.modules, "a unit test imports no MLflow: move it to tests/stage"
 
 
 class RecordingWriter:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import functools
 import io
-import subprocess
 import sys
 
 import numpy as np
@@ -306,10 +305,3 @@ def test_pictures_leave_the_users_pyplot_as_it_was():
         assert matplotlib.get_backend() == backend and matplotlib.rcParams["figure.dpi"] == dpi
     finally:
         plt.close(users)
-
-
-def test_importing_the_package_imports_neither_matplotlib_nor_scikit_learn():
-    code = ("import sys, pypads.evaluation; "
-            "print(sorted({name.split('.')[0] for name in sys.modules} & {'matplotlib', 'sklearn', 'mlflow'}))")
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert output.strip() == "[]"

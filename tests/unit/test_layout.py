@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "pypads"
+PACKAGE = Path(__file__).resolve().parents[2] / "pypads"
 
 
 def modules() -> dict[str, Path]:
