@@ -1,4 +1,4 @@
-"""How long pypads.evaluation takes, and how large its pictures are, on scikit-learn's
+"""How long pypads.to_mlflow.evaluation takes, and how large its pictures are, on scikit-learn's
 bundled datasets and on larger made-up data:
 
     .venv/bin/python benchmarks/pictures.py
@@ -23,8 +23,8 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from pypads.evaluation import Evaluation, importances, pictures, scores
-from pypads.evaluation.pictures import Drawn  # the module: the package's `pictures` is the function
+from pypads.to_mlflow.evaluation import Evaluation, importances, pictures, scores
+from pypads.to_mlflow.evaluation.pictures import Drawn  # the module: the package's `pictures` is the function
 
 REPEATS = 5
 draw_times: dict[str, list[float]] = {}

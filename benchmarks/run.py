@@ -26,8 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pypads.calls import CallSite, Session
-from pypads.patching.functions import FunctionPatches
+from pypads.core.calls import CallSite, Session
+from pypads.core.patching.functions import FunctionPatches
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
@@ -218,7 +218,7 @@ def start_up(store: str, quick: bool) -> None:
 def call_recording(quick: bool) -> None:
     import numpy as np
 
-    from pypads.callmonitor import CONTEXT, intercept, load
+    from pypads.recording.callmonitor import CONTEXT, intercept, load
 
     size = 10 if quick else 100
     array = np.random.RandomState(0).rand(size * 1024 * 1024 // 8)
@@ -391,7 +391,7 @@ def large_inputs(store: str, quick: bool) -> None:
     # time swings by 2x from one process to the next, here 3-6 s against 0.4 s for the
     # next fits), which hides a 10 % budget in noise.
     steady = textwrap.dedent("""
-        from pypads.calls import pypads_at_work
+        from pypads.core.calls import pypads_at_work
         pairs = []
         for _ in range({pairs}):
             with pypads_at_work():

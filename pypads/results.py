@@ -30,9 +30,9 @@ import pandas as pd
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from pypads.errors import ResultsError
+from pypads.core.errors import ResultsError
 from pypads.run_diff import compare_runs
-from pypads.store import resolve_store
+from pypads.to_mlflow.store import resolve_store
 
 __all__ = ["ResultsError", "calls", "datasets", "diff", "metrics", "models", "params", "pipeline", "pipeline_edges",
            "run_info", "runs", "system"]
@@ -156,12 +156,12 @@ def calls(run_id: str, uri: str | None = None) -> pd.DataFrame:
     per recorded call: ``function`` (qualified name), ``call`` (its number, from 1),
     ``duration`` (seconds), ``raised`` (the exception's type, or ``None``) and
     ``message`` (the exception's). Values are not loaded: use
-    :func:`pypads.callmonitor.load` for them, and for replays.
+    :func:`pypads.recording.callmonitor.load` for them, and for replays.
 
     Raises :class:`ResultsError` if the run has no call database.
     """
-    from pypads.callmonitor import CallMonitorError, load
-    from pypads.callmonitor.database import RUN_FOLDER
+    from pypads.recording.callmonitor import CallMonitorError, load
+    from pypads.recording.callmonitor.database import RUN_FOLDER
 
     client = _client(uri)
     _run(client, run_id, uri)
@@ -225,7 +225,7 @@ def system(run_id: str, uri: str | None = None) -> dict[str, Any]:
     Raises :class:`ResultsError` if the run has no ``system.json`` (the system loggers
     were disabled, or the run is still starting) or it is not one.
     """
-    from pypads.schemas import SYSTEM as SCHEMA
+    from pypads.core.schemas import SYSTEM as SCHEMA
 
     document = _json_artifact(run_id, SYSTEM_JSON, SCHEMA, uri,
                               "the system loggers (ISystem, ICpu, …) were disabled, or the run is still starting")
@@ -258,14 +258,14 @@ def _run(client: MlflowClient, run_id: str, uri: str | None) -> Any:
 
 
 def _pipeline_graph(run_id: str, uri: str | None) -> dict[str, Any]:
-    from pypads.schemas import PIPELINE_GRAPH as SCHEMA
+    from pypads.core.schemas import PIPELINE_GRAPH as SCHEMA
 
     return _json_artifact(run_id, PIPELINE_GRAPH, SCHEMA, uri, "the `pipeline` event was off, or the run is still running")
 
 
 def _json_artifact(run_id: str, path: str, schema: str, uri: str | None, why_missing: str) -> dict[str, Any]:
     """The run's JSON artifact ``path``, checked against ``schema``."""
-    from pypads.schemas import validate
+    from pypads.core.schemas import validate
 
     client = _client(uri)
     _run(client, run_id, uri)

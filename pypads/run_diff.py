@@ -21,8 +21,8 @@ from mlflow.tracking import MlflowClient
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from pypads.errors import ResultsError
-from pypads.store import resolve_store
+from pypads.core.errors import ResultsError
+from pypads.to_mlflow.store import resolve_store
 
 PATCH = "git/uncommitted.patch"
 REQUIREMENTS = "environment/requirements.txt"

@@ -11,16 +11,16 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pypads.context import RunContext
-from pypads.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
-from pypads.events import EventTable
-from pypads.mapping import MappingFile
-from pypads.narrator import logger
-from pypads.privacy import load_salt
-from pypads.processes import is_multiprocessing_child
-from pypads.run_loggers import RunLogger, RunSettings
-from pypads.run_loggers.system import write_system_facts
-from pypads.store import pypads_home
+from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
+from pypads.core.mapping import MappingFile
+from pypads.core.privacy import load_salt
+from pypads.core.processes import is_multiprocessing_child
+from pypads.recording.events import EventTable
+from pypads.recording.narrator import logger
+from pypads.recording.run_loggers import RunLogger, RunSettings
+from pypads.recording.run_loggers.system import write_system_facts
+from pypads.run.context import RunContext
+from pypads.to_mlflow.store import pypads_home
 
 RunFunction = Callable[[Any], None]
 """Called once with the tracker (a ``PyPads``) when the run starts."""

@@ -14,12 +14,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pypads.calls import CallSite, Session, set_tracking_session
-from pypads.context import RunContext
-from pypads.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.errors import warn
-from pypads.events import EventTable, check_hooks, merge_config, merge_logging_fns
-from pypads.fluent import (
+from pypads.core.calls import CallSite, Session, set_tracking_session
+from pypads.core.errors import warn
+from pypads.core.mapping import MappingFile, load_mappings
+from pypads.core.patching.dispatch import unregister
+from pypads.core.patching.importer import PatchingFinder
+from pypads.core.patching.patches import Patcher
+from pypads.core.privacy import REDACTED, load_salt, pseudonym
+from pypads.recording.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
+from pypads.recording.events import EventTable, check_hooks, merge_config, merge_logging_fns
+from pypads.recording.narrator import logger
+from pypads.recording.provenance import pypads_version
+from pypads.recording.run_loggers.system import login_name
+from pypads.run.context import RunContext
+from pypads.run.fluent import (
     Environment,
     activate_run,
     active_mlflow_run_id,
@@ -27,18 +35,8 @@ from pypads.fluent import (
     imported_mlflow,
     store_for,
 )
-from pypads.journal.reading import left_behind
-from pypads.journal.writing import JournalWriter
-from pypads.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
-from pypads.link.spare import uploader_idle
-from pypads.mapping import MappingFile, load_mappings
-from pypads.narrator import logger
-from pypads.patching.dispatch import unregister
-from pypads.patching.importer import PatchingFinder
-from pypads.patching.patches import Patcher
-from pypads.privacy import REDACTED, load_salt, pseudonym
-from pypads.provenance import pypads_version
-from pypads.run_loggers.system import login_name
+from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
+from pypads.run.writer import Writer
 from pypads.startup import (
     check_disabled,
     check_run_functions,
@@ -47,10 +45,12 @@ from pypads.startup import (
     start_run_functions,
     started_by_multiprocessing,
 )
-from pypads.store import RunTarget, Store, default_experiment_name, pypads_home
-from pypads.timeouts import SERVER_TIMEOUT, default_timeout
-from pypads.uploader.uploading import connection
-from pypads.writer import Writer
+from pypads.to_mlflow.journal.reading import left_behind
+from pypads.to_mlflow.journal.writing import JournalWriter
+from pypads.to_mlflow.link.spare import uploader_idle
+from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name, pypads_home
+from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
+from pypads.to_mlflow.uploader.uploading import connection
 
 RunFunction = Callable[["PyPads"], None]
 

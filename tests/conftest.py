@@ -19,9 +19,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from pypads import PyPads
-from pypads.journal import Journal
-from pypads.store import RunTarget, Store
-from pypads.writer import Writer
+from pypads.run.writer import Writer
+from pypads.to_mlflow.journal import Journal
+from pypads.to_mlflow.store import RunTarget, Store
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("PYPADS_STRICT", "1")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from blake3 import blake3
 
-from pypads.callmonitor import CallMonitorError, Pickled, Unsaved, load
+from pypads.recording.callmonitor import CallMonitorError, Pickled, Unsaved, load
 
 
 def run_python(code: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -26,7 +26,7 @@ def run_python(code: str, cwd: Path, timeout: float = 120) -> subprocess.Complet
 SEED = '''
 import numpy as np
 from os.path import join
-from pypads.callmonitor import intercept, load, REGISTRY, Handler
+from pypads.recording.callmonitor import intercept, load, REGISTRY, Handler
 
 class Point:
     def __init__(self, x, y):
@@ -86,7 +86,7 @@ print(type(p).__name__, p.x, p.y, db.get_args("norm", 1).scale)
     assert result.returncode == 0, result.stderr
     assert result.stdout == textwrap.dedent('''\
         {
-            <class 'numpy.ndarray'> : <class 'pypads.callmonitor.handlers.NPHandler'>,
+            <class 'numpy.ndarray'> : <class 'pypads.recording.callmonitor.handlers.NPHandler'>,
             <class 'Point'> : <class 'PointHandler'>
         }
         {
@@ -127,7 +127,7 @@ print(type(p).__name__, p.x, p.y, db.get_args("norm", 1).scale)
 def test_never_overwrites_and_keeps_its_root_after_chdir(tmp_path):
     code = '''
 import os
-from pypads.callmonitor import intercept, CONTEXT
+from pypads.recording.callmonitor import intercept, CONTEXT
 @intercept
 def f(x):
     return x
@@ -147,7 +147,7 @@ print(CONTEXT.folder)
 def test_eight_threads_of_500_calls_give_4000_records(tmp_path):
     result = run_python('''
 import threading
-from pypads.callmonitor import intercept
+from pypads.recording.callmonitor import intercept
 @intercept
 def work(thread, i):
     return thread * 1000 + i
@@ -166,7 +166,7 @@ threads = [threading.Thread(target=lambda t=t: [work(t, i) for i in range(500)])
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_child_processes_write_their_own_databases(tmp_path, method):
     (tmp_path / "work.py").write_text(textwrap.dedent('''
-        from pypads.callmonitor import intercept
+        from pypads.recording.callmonitor import intercept
         @intercept
         def square(x):
             return x * x
@@ -200,7 +200,7 @@ import sys, types
 mpi = types.ModuleType("mpi4py.MPI")
 mpi.COMM_WORLD = types.SimpleNamespace(Get_rank=lambda: 3, Get_size=lambda: 4)
 sys.modules["mpi4py"] = types.ModuleType("mpi4py"); sys.modules["mpi4py.MPI"] = mpi
-from pypads.callmonitor import intercept, Settings
+from pypads.recording.callmonitor import intercept, Settings
 @intercept
 def f(x):
     return x
@@ -212,7 +212,7 @@ f(1)
 
 def test_settings_thread_id_names_the_database(tmp_path):
     result = run_python('''
-from pypads.callmonitor import intercept, Settings, CONTEXT
+from pypads.recording.callmonitor import intercept, Settings, CONTEXT
 Settings().enable_multi_threading(7)
 @intercept
 def f(x):
@@ -230,7 +230,7 @@ f(2)
 def test_database_survives_sigkill(tmp_path):
     result = run_python('''
 import os, signal, numpy as np
-from pypads.callmonitor import intercept
+from pypads.recording.callmonitor import intercept
 @intercept
 def step(i, data=None):
     return i
@@ -249,7 +249,7 @@ for i in range(300):
 def test_unsaveable_argument_never_breaks_the_call(tmp_path):
     result = run_python('''
 import threading
-from pypads.callmonitor import intercept
+from pypads.recording.callmonitor import intercept
 @intercept
 def f(lock, g, n):
     with lock:
@@ -269,7 +269,7 @@ print(f(threading.Lock(), lambda v: v + 1, 1))
 def test_accumulator_and_content_addressing(tmp_path):
     result = run_python('''
 import numpy as np
-from pypads.callmonitor import intercept
+from pypads.recording.callmonitor import intercept
 @intercept
 def tiny(i):
     return i
@@ -297,7 +297,7 @@ for i in range(10):
 
 def test_names_are_qualified_and_short_names_work_when_unambiguous(tmp_path):
     result = run_python('''
-from pypads.callmonitor import intercept
+from pypads.recording.callmonitor import intercept
 class A:
     @intercept
     def run(self, x):
@@ -324,7 +324,7 @@ A().run(1); B().run(2); B().run(3); only(4)
 def test_results_exceptions_and_replay(tmp_path):
     result = run_python('''
 import numpy as np
-from pypads.callmonitor import intercept
+from pypads.recording.callmonitor import intercept
 @intercept
 def scale(a, *, factor=2):
     if factor == 0:
@@ -349,7 +349,7 @@ except ValueError:
 def test_replay_runs_the_original_function(tmp_path, monkeypatch):
     (tmp_path / "mymodule.py").write_text(textwrap.dedent('''
         import numpy as np
-        from pypads.callmonitor import intercept
+        from pypads.recording.callmonitor import intercept
         calls = []
         @intercept
         def total(a, offset=0):
@@ -375,7 +375,7 @@ def test_corrupt_or_foreign_folder_is_one_clear_error_and_untouched(tmp_path, da
         root.mkdir()
         (root / "notes.txt").write_text("hello")
     else:
-        assert run_python("from pypads.callmonitor import intercept\n@intercept\ndef f(x):\n    return x\nf(1); f(2)", tmp_path).returncode == 0
+        assert run_python("from pypads.recording.callmonitor import intercept\n@intercept\ndef f(x):\n    return x\nf(1); f(2)", tmp_path).returncode == 0
         (tmp_path / "call-monitor").rename(root)
         if damage == "foreign db.json":
             (root / "db.json").write_text('{"format": "something else"}')
@@ -393,7 +393,7 @@ def test_call_recorder_logger_records_into_the_run_and_replays(make_tracker, rea
     from sklearn import datasets
     from sklearn.tree import DecisionTreeClassifier
 
-    from pypads.callmonitor import intercept
+    from pypads.recording.callmonitor import intercept
 
     @intercept
     def prepare(data, *, shift=0.0):
@@ -423,7 +423,7 @@ def test_call_recorder_logger_records_into_the_run_and_replays(make_tracker, rea
 
 
 def test_many_recorded_calls_in_a_run_are_chunked(make_tracker, read_run):
-    from pypads.callmonitor import intercept
+    from pypads.recording.callmonitor import intercept
 
     @intercept
     def tick(i):
@@ -445,7 +445,7 @@ def test_in_a_run_threads_unsaveable_values_and_children(tmp_path, empty_store):
     (tmp_path / "home" / "mlflow.db").write_bytes(empty_store.read_bytes())
     (tmp_path / "work.py").write_text(textwrap.dedent('''
         import threading
-        from pypads.callmonitor import intercept
+        from pypads.recording.callmonitor import intercept
         @intercept
         def work(thread, i, lock=None):
             return thread * 1000 + i
@@ -480,7 +480,7 @@ def test_in_a_run_threads_unsaveable_values_and_children(tmp_path, empty_store):
 
 
 def test_every_array_layout_is_stored_as_np_save_writes_it_named_by_its_blake3_hash(tmp_path, monkeypatch):
-    from pypads.callmonitor import CONTEXT, intercept
+    from pypads.recording.callmonitor import CONTEXT, intercept
 
     monkeypatch.chdir(tmp_path)
     CONTEXT.new()
@@ -516,7 +516,7 @@ def test_every_array_layout_is_stored_as_np_save_writes_it_named_by_its_blake3_h
 
 
 def test_an_array_changed_by_the_call_is_recorded_as_it_was_before(tmp_path, monkeypatch):
-    from pypads.callmonitor import CONTEXT, intercept
+    from pypads.recording.callmonitor import CONTEXT, intercept
 
     monkeypatch.chdir(tmp_path)
     CONTEXT.new()

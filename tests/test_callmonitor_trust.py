@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from conftest import run_script, script_environment
 
-from pypads.callmonitor import CallMonitorError, Pickled, load
+from pypads.recording.callmonitor import CallMonitorError, Pickled, load
 
 PROVENANCE = {"logger": "intercept", "pypads_version": "0", "mapping": None, "library": None}
 FORMAT = "pypads-callmonitor/1"
@@ -167,7 +167,7 @@ def test_a_pickle_named_with_dots_is_refused_even_when_pickles_are_allowed(craft
 
 
 def test_a_handler_target_with_a_path_is_refused(crafted):
-    crafted.call_folder(1, {"n": 1, "args": [{"kind": "handler", "handler": "pypads.callmonitor.handlers.NPHandler",
+    crafted.call_folder(1, {"n": 1, "args": [{"kind": "handler", "handler": "pypads.recording.callmonitor.handlers.NPHandler",
                                               "target": "../../../outside/secret"}],
                             "kwargs": {}, "duration": 0, "result": value(None)})
     with pytest.raises(CallMonitorError, match="handler target") as raised:
@@ -177,7 +177,7 @@ def test_a_handler_target_with_a_path_is_refused(crafted):
 
 def test_a_handlers_file_that_is_a_link_out_of_the_folder_is_refused(crafted, outside):
     folder = crafted.call_folder(1, {"n": 1, "args": [{"kind": "handler", "target": "0",
-                                                       "handler": "pypads.callmonitor.handlers.NPHandler"}],
+                                                       "handler": "pypads.recording.callmonitor.handlers.NPHandler"}],
                                      "kwargs": {}, "duration": 0, "result": value(None)})
     (folder / "arg_0.npy").symlink_to(outside / "secret.npy")
     with pytest.raises(CallMonitorError, match="leads outside the database") as raised:
@@ -202,7 +202,7 @@ def test_links_leading_out_of_the_folder_are_refused_at_load(crafted, outside, l
 def test_a_fifo_in_the_folder_is_refused_without_waiting(crafted, tmp_path):
     os.mkfifo(crafted.root / "m.f" / "calls.jsonl")
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(f'''
-        from pypads.callmonitor import CallMonitorError, load
+        from pypads.recording.callmonitor import CallMonitorError, load
         try:
             load({str(crafted.root)!r})
         except CallMonitorError as error:
@@ -254,7 +254,7 @@ GET_DAMAGE = {
     "an object dtype scalar": ({**record(1), "args": [{"kind": "numpy_scalar", "dtype": "O", "value": 1}]}, "malformed numpy scalar"),
     "an overflowing scalar": ({**record(1), "args": [{"kind": "numpy_scalar", "dtype": "int8", "value": 10**6}]}, "malformed numpy scalar"),
     "a tuple of text": ({**record(1), "args": [{"kind": "json", "value": {"__tuple__": "abc"}}]}, "malformed JSON value"),
-    "a handler in a line": ({**record(1), "args": [{"kind": "handler", "handler": "pypads.callmonitor.handlers.NPHandler",
+    "a handler in a line": ({**record(1), "args": [{"kind": "handler", "handler": "pypads.recording.callmonitor.handlers.NPHandler",
                                                     "target": "0"}]}, "a value kept in files, in a call that has no folder"),
     "an unregistered handler": ({**record(1), "args": [{"kind": "handler", "handler": "os.system", "target": "0"}]},
                                 "no handler os.system in REGISTRY"),
@@ -329,7 +329,7 @@ def test_the_readme_replay_explains_what_it_needs_then_works(tmp_path):
 
 def test_a_function_of_a_scripts_main_is_replayed_when_passed(tmp_path):
     result = subprocess.run([sys.executable, "-c", textwrap.dedent('''
-        from pypads.callmonitor import intercept
+        from pypads.recording.callmonitor import intercept
         @intercept
         def area(width, height=2):
             return width * height

@@ -97,7 +97,7 @@ def lines(run, path: str) -> list[dict]:
 
 def test_calls_refer_to_datasets_and_a_loop_of_predicts_adds_no_files(tmp_path):
     run = script_ok("""
-        from pypads.loggers import Input, Output
+        from pypads.recording.loggers import Input, Output
         EVENTS["input"] = {"on": ["pypads_fit", "pypads_predict", "pypads_metric"], "depth": 0}
         LOGGERS.update(input=Input(layout="function"), output=Output(layout="function"))
         track()
@@ -136,7 +136,7 @@ def test_calls_refer_to_datasets_and_a_loop_of_predicts_adds_no_files(tmp_path):
 
 def test_large_values_in_a_call_log_are_summarised_and_pickles_stay_files(tmp_path):
     run = script_ok("""
-        from pypads.loggers import Input, Output
+        from pypads.recording.loggers import Input, Output
         EVENTS["input"] = {"on": ["pypads_fit", "pypads_predict"], "depth": 0}
         EVENTS["pickled"] = {"on": ["pypads_fit"], "depth": 0}
         LOGGERS.update(input=Input(layout="function", max_inline=100), output=Output(layout="function", max_inline=100),

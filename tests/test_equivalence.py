@@ -43,7 +43,7 @@ from threadpoolctl import threadpool_limits
 
 import pypads.tracker
 from pypads import PyPads
-from pypads.errors import LoggerWarning
+from pypads.core.errors import LoggerWarning
 
 MIN_COMPARED = 100
 # The default config: every default event, nested calls tracked at any depth. The

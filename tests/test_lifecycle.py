@@ -69,7 +69,7 @@ def test_a_script_that_does_not_use_mlflow_never_loads_it_and_its_run_is_complet
 
 
 FIND_UPLOADER = ("import psutil\n(uploader,) = [child for child in psutil.Process().children() "
-                 "if 'pypads.uploader' in ' '.join(child.cmdline())]\n")
+                 "if 'pypads.to_mlflow.uploader' in ' '.join(child.cmdline())]\n")
 
 
 def complete_run_despite_the_uploaders_death(result: subprocess.CompletedProcess[str], tmp_path: Path) -> RunView:
@@ -265,7 +265,7 @@ def test_forked_child_exit_does_not_end_the_parents_run(tmp_path):
         "if pid == 0:\n"
         "    import sys; sys.exit(0)\n"
         "os.waitpid(pid, 0)\n"
-        "from pypads.store import resolve_store\n"
+        "from pypads.to_mlflow.store import resolve_store\n"
         "from mlflow.tracking import MlflowClient\n"
         "print(MlflowClient(tracker.store.tracking_uri).get_run(tracker.run_id).info.status)\n"
     )
@@ -307,7 +307,7 @@ def test_sigkill_loses_nothing(tmp_path, uploader):
     assert list(journals.iterdir()) == []
     from conftest import RunView
 
-    from pypads.callmonitor import load
+    from pypads.recording.callmonitor import load
 
     run = RunView(store_of(tmp_path), run_id)
     assert run.status == "KILLED"

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from conftest import only_run, run_script
 
-from pypads.callmonitor import npy
-from pypads.loggers.digests import content_digest
-from pypads.loggers.sampling import SAMPLE_ABOVE
-from pypads.loggers.serialize import WriteFormats, serialize, summary
-from pypads.loggers.sizes import approximate_size
+from pypads.recording.content import npy
+from pypads.recording.content.digests import content_digest
+from pypads.recording.content.sampling import SAMPLE_ABOVE
+from pypads.recording.content.serialize import WriteFormats, serialize, summary
+from pypads.recording.content.sizes import approximate_size
 
 # Each builds X (~200 MB) and y from a seeded generator, the same in both runs.
 INPUTS = {
@@ -158,7 +158,7 @@ def test_a_whole_digest_never_copies_the_value(kind, tmp_path):
     script = textwrap.dedent("""
         import numpy as np, pandas as pd
         from scipy import sparse
-        from pypads.loggers.serialize import summary
+        from pypads.recording.content.serialize import summary
         rng = np.random.RandomState(0)
     """) + build + textwrap.dedent("""
         def peak():

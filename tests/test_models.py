@@ -17,8 +17,8 @@ PRELUDE = textwrap.dedent("""
     import copy
     import numpy as np
     from pypads import PyPads
-    from pypads.defaults import DEFAULT_CONFIG
-    from pypads.loggers import CrossValidation, Datasets, Model, Search
+    from pypads.recording.defaults import DEFAULT_CONFIG
+    from pypads.recording.loggers import CrossValidation, Datasets, Model, Search
     EVENTS = {**copy.deepcopy(DEFAULT_CONFIG["events"]),
               "model": {"on": ["pypads_fit", "pypads_partial_fit"]}, "search": {"on": ["pypads_fit"]},
               "datasets": {"on": ["pypads_fit", "pypads_predict", "pypads_metric", "pypads_cross_validate"]},

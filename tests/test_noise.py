@@ -17,7 +17,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import PyPads
-from pypads.errors import ConfigError
+from pypads.core.errors import ConfigError
 
 X, y = datasets.load_iris(return_X_y=True)
 

@@ -141,7 +141,7 @@ def test_importing_pypads_leaves_the_matplotlib_backend_alone():
     import subprocess
     import sys
 
-    code = ("import matplotlib; matplotlib.use('svg'); import pypads, pypads.loggers.pipeline; "
+    code = ("import matplotlib; matplotlib.use('svg'); import pypads, pypads.recording.loggers.pipeline; "
             "print(matplotlib.get_backend())")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "svg", result.stderr
@@ -206,8 +206,8 @@ def test_a_large_artifact_staged_while_a_small_one_uploads_is_not_lost(store_uri
 
 
 def test_recovering_a_journal_never_moves_its_committed_mark_back(tmp_path):
-    from pypads.journal import Journal
-    from pypads.store import RunTarget, Store
+    from pypads.to_mlflow.journal import Journal
+    from pypads.to_mlflow.store import RunTarget, Store
 
     journal = Journal.create(RunTarget(Store("sqlite:///unused.db", None), "x"), root=tmp_path)
     journal.record({"kind": "metric", "key": "m", "value": 1.0, "timestamp": 0, "step": 0})
@@ -245,8 +245,8 @@ def test_metric_values_and_names_reach_mlflow_exactly_as_logged(make_tracker, st
 ])
 def test_the_end_waits_long_for_a_store_on_this_machine_and_briefly_for_a_server(uri, local):
     # A local store is never down but spends seconds creating MLflow's tables on first use.
-    from pypads.store import Store
-    from pypads.uploader import LOCAL_TIMEOUT, SERVER_TIMEOUT, default_timeout
+    from pypads.to_mlflow.store import Store
+    from pypads.to_mlflow.uploader import LOCAL_TIMEOUT, SERVER_TIMEOUT, default_timeout
 
     store = Store(uri, None)
     assert store.is_local is local
@@ -254,7 +254,7 @@ def test_the_end_waits_long_for_a_store_on_this_machine_and_briefly_for_a_server
 
 
 def test_databricks_is_a_tracking_uri_not_a_folder(tmp_path, monkeypatch):
-    from pypads.store import Store, resolve_store
+    from pypads.to_mlflow.store import Store, resolve_store
 
     monkeypatch.chdir(tmp_path)
     assert resolve_store("databricks") == Store("databricks", None)

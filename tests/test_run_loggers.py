@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from conftest import only_run, run_script, script_environment
 
-from pypads.privacy import redact_argv, redact_url
-from pypads.schemas import PIPELINE_GRAPH, SYSTEM, validate
+from pypads.core.privacy import redact_argv, redact_url
+from pypads.core.schemas import PIPELINE_GRAPH, SYSTEM, validate
 
 SECRET = "s3cr3t-T0KEN-4242"
 SCRIPT = """
 import sys, time
 from pypads import PyPads, DEFAULT_CONFIG
-from pypads.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
+from pypads.recording.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
 PyPads(name="run-loggers", init_run_fns=[*DEFAULT_INIT_RUN_FNS, HardwareSampler(interval=0.05)],
        config={"env_allowlist": ["PYPADS_VISIBLE"],
                "events": {**DEFAULT_CONFIG["events"], "autolog": {"on": ["pypads_fit"]}}})
@@ -197,7 +197,7 @@ def test_outside_a_repository_gitpython_is_not_even_imported(tmp_path):
 
 
 def test_a_repository_is_found_above_the_folder_and_through_a_worktree_file(tmp_path):
-    from pypads.run_loggers.git import in_repository
+    from pypads.recording.run_loggers.git import in_repository
 
     assert not in_repository(str(tmp_path))
     (tmp_path / "project" / "src").mkdir(parents=True)
@@ -225,7 +225,7 @@ def test_hardware_sampler_logs_metrics_over_time_and_stops(make_tracker, read_ru
     import threading
     import time
 
-    from pypads.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
+    from pypads.recording.run_loggers import DEFAULT_INIT_RUN_FNS, HardwareSampler
 
     tracker = make_tracker(init_run_fns=[*DEFAULT_INIT_RUN_FNS, HardwareSampler(interval=0.05)])
     # The sampler starts after the other start-up loggers, on their thread: a busy host delays it.

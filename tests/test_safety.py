@@ -15,9 +15,9 @@ from sklearn import datasets, metrics
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import ConfigError, Logger, LoggerFailure, LoggerWarning, PyPads
-from pypads.calls import current_call
-from pypads.defaults import DEFAULT_CONFIG
-from pypads.journal import Journal
+from pypads.core.calls import current_call
+from pypads.recording.defaults import DEFAULT_CONFIG
+from pypads.to_mlflow.journal import Journal
 
 X, y = datasets.load_iris(return_X_y=True)
 

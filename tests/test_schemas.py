@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
-from pypads.schemas import CALLMONITOR, PIPELINE_GRAPH, SYSTEM, VALUE_SUMMARY, schemas, validate
+from pypads.core.schemas import CALLMONITOR, PIPELINE_GRAPH, SYSTEM, VALUE_SUMMARY, schemas, validate
 
 X, y = datasets.load_iris(return_X_y=True)
 
@@ -24,7 +24,7 @@ def test_schemas_are_valid_json_schemas():
 
 
 def test_every_json_artifact_of_a_run_validates_and_names_its_origin(make_tracker, read_run):
-    from pypads.callmonitor import intercept
+    from pypads.recording.callmonitor import intercept
 
     @intercept
     def prepare(data):
@@ -75,7 +75,7 @@ def test_local_call_database_files_validate(tmp_path, monkeypatch):
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-c", "import numpy as np\nfrom pypads.callmonitor import intercept\n"
+    result = subprocess.run([sys.executable, "-c", "import numpy as np\nfrom pypads.recording.callmonitor import intercept\n"
                              "@intercept\ndef f(a, b=1):\n    return a\nf(np.zeros(2)); f(3)"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

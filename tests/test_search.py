@@ -108,7 +108,7 @@ def test_a_search_with_n_jobs_counts_its_workers_cpu_time_and_memory(tmp_path):
 
 def test_randomized_and_halving_searches_and_a_child_run_cap(tmp_path):
     run = script_ok("""
-        from pypads.loggers import Search
+        from pypads.recording.loggers import Search
         LOGGERS["search"] = Search(max_child_runs=3)
         track()
         from sklearn import datasets

@@ -18,9 +18,9 @@ import pytest
 from conftest import RunView, journals_uploaded, only_run, run_script, store_of
 from mlflow.tracking import MlflowClient
 
-from pypads import privacy
-from pypads.privacy import REDACTED, is_secret_name, load_salt, redact_argv, redact_params, redact_text
-from pypads.store import Store
+from pypads.core import privacy
+from pypads.core.privacy import REDACTED, is_secret_name, load_salt, redact_argv, redact_params, redact_text
+from pypads.to_mlflow.store import Store
 
 PASSWORD = "hunter2"
 DEAD_SERVER = f"http://alice:{PASSWORD}@127.0.0.1:9"  # port 9 (discard): nothing answers there
@@ -341,7 +341,7 @@ def test_redact_walks_containers_and_estimators_without_changing_them():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer, StandardScaler
 
-    from pypads.privacy import redact
+    from pypads.core.privacy import redact
 
     value = {"kw_args": {"api_token": "x"}, "steps": [("a", {"password": "y"}), {"n": 1}], "s": frozenset({1})}
     assert redact(value) == {"kw_args": {"api_token": REDACTED}, "steps": [("a", {"password": REDACTED}), {"n": 1}],
@@ -366,7 +366,7 @@ def test_redact_walks_containers_and_estimators_without_changing_them():
 
 
 def test_redact_repr_hides_secret_keys_of_dict_reprs_cut_values_too():
-    from pypads.privacy import redact_repr
+    from pypads.core.privacy import redact_repr
 
     assert redact_repr("Foo(cfg={'api_token': 'x', \"secret\": 3, 'n': 1}, password='y')") == \
         "Foo(cfg={'api_token': '***', \"secret\": '***', 'n': 1}, password=***)"
@@ -377,7 +377,7 @@ def test_redact_repr_hides_secret_keys_of_dict_reprs_cut_values_too():
 def test_redacting_a_value_without_containers_costs_next_to_nothing():
     import numpy as np
 
-    from pypads.privacy import redact
+    from pypads.core.privacy import redact
 
     array = np.zeros(1000)
     values = [1.5, "text", array, None]

@@ -158,7 +158,7 @@ def test_stress_200_sigterms_at_random_moments_each_end_the_program_at_once(tmp_
 
     # Each child's run was left in its journal (a thread uploader dies with its
     # process); recovering them ends every one KILLED, none stays RUNNING.
-    recovered = run_script("from pypads.uploader import recover\nprint(len(recover()))\n", tmp_path,
+    recovered = run_script("from pypads.to_mlflow.uploader import recover\nprint(len(recover()))\n", tmp_path,
                            env={"MLFLOW_TRACKING_URI": store_of(tmp_path)}, timeout=600)
     assert recovered.returncode == 0, recovered.stderr
     client = MlflowClient(store_of(tmp_path))

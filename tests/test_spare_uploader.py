@@ -56,7 +56,7 @@ def waiting_spares(temporary: Path) -> list[psutil.Process]:
     found = []
     for process in psutil.process_iter(["cmdline"]):
         try:
-            if "from pypads.uploader import main" in " ".join(process.info["cmdline"] or ()) and \
+            if "from pypads.to_mlflow.uploader import main" in " ".join(process.info["cmdline"] or ()) and \
                     process.environ().get("TMPDIR") == str(temporary):
                 found.append(process)
         except psutil.Error:

@@ -318,8 +318,8 @@ def test_pipeline_graph_has_nodes_and_data_edges(make_tracker, read_run, tmp_pat
 def test_pipeline_keeps_max_calls_as_nodes_and_counts_the_rest(make_tracker, read_run):
     import json
 
-    from pypads.loggers.picture import summarize
-    from pypads.schemas import PIPELINE_GRAPH, validate
+    from pypads.core.schemas import PIPELINE_GRAPH, validate
+    from pypads.recording.loggers.picture import summarize
 
     tracker = make_tracker(config={"events": {"pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_metric"],
                                                            "with": {"max_calls": 3}}}})

@@ -2,7 +2,7 @@
 
 A journal is left behind when its script and uploader are both gone before all of it
 reached MLflow (a SIGKILL'd uploader thread, a store that did not answer). The next
-``PyPads()`` uploads it (:func:`pypads.uploader.recover`); this does the same by hand,
+``PyPads()`` uploads it (:func:`pypads.to_mlflow.uploader.recover`); this does the same by hand,
 one journal at a time with progress on stderr: it claims each journal (so that a
 ``PyPads()`` starting meanwhile does not upload it too), uploads it and ends its run
 with the status its script recorded, or KILLED.
@@ -15,7 +15,7 @@ import functools
 import sys
 from dataclasses import dataclass, field
 
-from pypads.journal import JournalReader, journal_root, left_behind
+from pypads.to_mlflow.journal import JournalReader, journal_root, left_behind
 
 DESCRIPTIONS = {
     "sync": "Upload every journal that scripts left behind in pypads' home ($PYPADS_HOME or ~/.pypads) "
@@ -52,7 +52,7 @@ def main(options: argparse.Namespace) -> int:
 
 def sync(journals: list[JournalReader]) -> SyncReport:
     """Upload ``journals``, saying ``[n/m]`` on stderr for each."""
-    from pypads.uploader import Uploader
+    from pypads.to_mlflow.uploader import Uploader
 
     report = SyncReport()
     total = len(journals)

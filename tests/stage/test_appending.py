@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pypads.journal.appending import LARGEST_WINDOW, MappedAppender, PlainAppender, complete_lines, open_appender
+from pypads.to_mlflow.journal.appending import LARGEST_WINDOW, MappedAppender, PlainAppender, complete_lines, open_appender
 
 
 def lines_of(path: Path) -> list[bytes]:
@@ -62,7 +62,7 @@ def test_a_killed_writer_loses_no_line_and_the_next_one_continues_after_them(tmp
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from pypads.journal.appending import open_appender\n"
+        "from pypads.to_mlflow.journal.appending import open_appender\n"
         "appender = open_appender(Path(sys.argv[1]), 0o600)\n"
         "for step in range(5000):\n"
         "    appender.append(b'{\"step\": %d}\\n' % step)\n"

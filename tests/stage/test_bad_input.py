@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pypads import ConfigError, MappingError, PyPads
-from pypads.loggers import Output
+from pypads.recording.loggers import Output
 
 
 def toy_mapping(target: str = "toylib.models.Model", hooks=None, versions: str = ">=1.0") -> dict:

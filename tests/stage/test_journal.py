@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pypads.journal import JournalReader, JournalWriter, left_behind
-from pypads.journal.format import staging_name
-from pypads.store import RunTarget, Store
+from pypads.to_mlflow.journal import JournalReader, JournalWriter, left_behind
+from pypads.to_mlflow.journal.format import staging_name
+from pypads.to_mlflow.store import RunTarget, Store
 
 
 def new_journal(tmp_path: Path) -> tuple[JournalWriter, JournalReader]:

@@ -12,9 +12,9 @@ from sklearn import datasets
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import Logger
-from pypads.callmonitor import npy
-from pypads.loggers.serialize import WriteFormats, serialize
-from pypads.provenance import provenance
+from pypads.recording.content import npy
+from pypads.recording.content.serialize import WriteFormats, serialize
+from pypads.recording.provenance import provenance
 
 X, y = datasets.load_iris(return_X_y=True)
 

@@ -13,11 +13,11 @@ from conftest import run_script
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import MappingError, PyPads
-from pypads.defaults import DEFAULT_CONFIG
-from pypads.events import CONFIG_SCHEMA
-from pypads.mapping import mapping_schema, read_mapping_file
-from pypads.mapping.files import default_mapping_paths
-from pypads.mapping.reading import validation_mark
+from pypads.core.mapping import mapping_schema, read_mapping_file
+from pypads.core.mapping.files import default_mapping_paths
+from pypads.core.mapping.reading import validation_mark
+from pypads.recording.defaults import DEFAULT_CONFIG
+from pypads.recording.events import CONFIG_SCHEMA
 
 
 def mapping_document(**entry_changes):
@@ -255,7 +255,7 @@ def every_class(root=object):
 keys = {f"{cls.__module__}.{cls.__qualname__}": names for cls, names in every_class().items()
         # a class's __module__ can be a slot descriptor (seen on Python 3.10), not a name
         if isinstance(cls.__module__, str) and cls.__module__.startswith(("sklearn", "__main__"))}
-tracked = "pypads/patching" in vars(DecisionTreeClassifier)["fit"].__code__.co_filename  # not a venv named pypads-…
+tracked = "pypads/core/patching" in vars(DecisionTreeClassifier)["fit"].__code__.co_filename  # not a venv named pypads-…
 print(json.dumps({"tracked": tracked, "outputs": outputs, "keys": keys}))
 """
 

@@ -8,7 +8,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import results
-from pypads.defaults import DEFAULT_CONFIG
+from pypads.recording.defaults import DEFAULT_CONFIG
 
 CALLS = {"on": ["pypads_fit", "pypads_predict", "pypads_metric"], "depth": 0}
 

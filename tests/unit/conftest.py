@@ -14,8 +14,8 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from pypads.calls import Call
-from pypads.context import RunContext
+from pypads.core.call import Call
+from pypads.run.context import RunContext
 
 
 @pytest.fixture(autouse=True)

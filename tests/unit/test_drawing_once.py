@@ -10,9 +10,9 @@ import pytest
 from sklearn.datasets import load_iris
 from sklearn.tree import DecisionTreeClassifier
 
-from pypads import evaluation
-from pypads.uploader import evaluating
-from pypads.uploader.evaluating import Evaluations
+from pypads.to_mlflow import evaluation
+from pypads.to_mlflow.uploader import evaluating
+from pypads.to_mlflow.uploader.evaluating import Evaluations
 
 PICTURES = {"training_confusion_matrix.png", "training_roc_curve.png", "training_precision_recall_curve.png"}
 

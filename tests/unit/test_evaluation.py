@@ -1,4 +1,4 @@
-"""A model's training scores and pictures (pypads.evaluation), from real scikit-learn
+"""A model's training scores and pictures (pypads.to_mlflow.evaluation), from real scikit-learn
 models on scikit-learn's bundled datasets: the values equal sklearn.metrics' own, the
 pictures are small valid PNGs, bad data gives warnings rather than exceptions, and the
 user's pyplot is left as it was."""
@@ -24,7 +24,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
-from pypads.evaluation import Evaluation, estimator_html, importances, pictures, scores
+from pypads.to_mlflow.evaluation import Evaluation, estimator_html, importances, pictures, scores
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

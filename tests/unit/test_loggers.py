@@ -11,8 +11,8 @@ from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
-from pypads.loggers import CrossValidation, Datasets, Input, Metric, Model, ModelRuns, Output, Parameters, Search
-from pypads.loggers.lineage import Origin, lineage
+from pypads.recording.loggers import CrossValidation, Datasets, Input, Metric, Model, ModelRuns, Output, Parameters, Search
+from pypads.recording.loggers.lineage import Origin, lineage
 from unit.conftest import call_of, logged
 
 X, y = load_iris(return_X_y=True)

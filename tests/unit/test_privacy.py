@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from pypads.privacy import MAX_DEPTH, REDACTED, redact
+from pypads.core.privacy import MAX_DEPTH, REDACTED, redact
 
 Pair = namedtuple("Pair", "name value")
 

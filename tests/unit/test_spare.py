@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pypads.errors import ConfigError
-from pypads.link.spare import uploader_idle
-from pypads.uploader import staleness
-from pypads.uploader.spare import encode_claim, read_claim, release, spare_key
-from pypads.uploader.staleness import sqlite_identity, stale
+from pypads.core.errors import ConfigError
+from pypads.to_mlflow.link.spare import uploader_idle
+from pypads.to_mlflow.uploader import staleness
+from pypads.to_mlflow.uploader.spare import encode_claim, read_claim, release, spare_key
+from pypads.to_mlflow.uploader.staleness import sqlite_identity, stale
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "send_fds"), reason="claims pass descriptors over Unix sockets")
 

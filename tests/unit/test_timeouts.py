@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from pypads.timeouts import AnswerClock
+from pypads.to_mlflow.timeouts import AnswerClock
 
 
 def test_a_wait_on_an_uploader_that_does_nothing_ends_after_the_idle_limit():

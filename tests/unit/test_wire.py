@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pypads.wire import (
+from pypads.to_mlflow.wire import (
     ClockReading,
     Close,
     Closed,

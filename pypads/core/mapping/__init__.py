@@ -1,0 +1,15 @@
+"""Mapping files: which attributes of which library fire which hooks."""
+
+from pypads.core.mapping.files import load_mappings
+from pypads.core.mapping.model import HookRule, MappingEntry, MappingFile
+from pypads.core.mapping.reading import mapping_schema, parse_mapping, read_mapping_file
+
+__all__ = [
+    "HookRule",
+    "MappingEntry",
+    "MappingFile",
+    "load_mappings",
+    "mapping_schema",
+    "parse_mapping",
+    "read_mapping_file",
+]

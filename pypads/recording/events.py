@@ -1,0 +1,229 @@
+"""Events: which loggers run for which hooks, as the config and ``logging_fns`` say.
+
+A hook (``pypads_fit``) is what a mapping file attaches to an attribute; an event
+(``parameters``) is what the config switches on for a set of hooks; loggers are what
+``logging_fns`` attach to an event. This module validates both and builds the table
+from a set of hooks to the handlers that must run.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from pypads.core.errors import ConfigError
+from pypads.core.logger import Logger, LoggerOnEvent
+from pypads.core.mapping import MappingFile
+from pypads.core.schemas import schema_error
+from pypads.recording.content.serialize import WriteFormats
+from pypads.recording.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
+from pypads.recording.loggers.values import LAYOUTS
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "events": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["on"],
+                "properties": {
+                    "on": {"type": "array", "items": {"type": "string"}},
+                    "with": {"type": "object"},
+                    "depth": {"type": "integer", "minimum": -1},
+                },
+            },
+        },
+        "recursion_identity": {"type": "boolean"},
+        "recursion_depth": {"type": "integer", "minimum": -1},
+        "log_on_failure": {"type": "boolean"},
+        "disabled": {"type": "array", "items": {"type": "string"}},
+        "env_allowlist": {"type": "array", "items": {"type": "string"}},
+        "pseudonymize": {"type": "boolean"},
+        "flush_timeout": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "uploader": {"enum": ["auto", "process", "thread"]},
+        "uploader_idle": {"type": ["number", "null"], "minimum": 0},
+    },
+}
+
+
+def merge_config(defaults: Mapping[str, Any], config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The user's config over the defaults, key by key, after validation."""
+    _require_mapping("config", config, '{"events": {...}, "recursion_depth": ...}')
+    merged = {**copy.deepcopy(dict(defaults)), **copy.deepcopy(dict(config or {}))}
+    if config:  # pypads' defaults pass (a test checks them): a script without config never imports jsonschema
+        _check_config(merged)
+    return merged
+
+
+def _check_config(merged: dict[str, Any]) -> None:
+    error = schema_error(merged, CONFIG_SCHEMA)
+    if error is not None:
+        if error.validator == "additionalProperties":
+            allowed = ", ".join(sorted(error.schema.get("properties", {})))
+            unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            raise ConfigError(f"config: at {error.json_path}: unknown key {unknown[0]!r} (allowed: {allowed})")
+        raise ConfigError(f"config: at {error.json_path}: {error.message}")
+
+
+def merge_logging_fns(
+    defaults: Mapping[str, Any], logging_fns: Mapping[str, Any] | None
+) -> dict[str, tuple[Logger, ...]]:
+    """The user's ``logging_fns`` over the defaults, event by event, each value checked
+    to be a logger or a collection of loggers (a Logger subclass is instantiated)."""
+    _require_mapping("logging_fns", logging_fns, '{"output": Output(), "hardware": {Cpu(), Ram()}}')
+    merged = {**defaults, **(logging_fns or {})}
+    return {event: _loggers(event, value) for event, value in merged.items()}
+
+
+def _require_mapping(argument: str, value: Any, example: str) -> None:
+    # A string or a list here would otherwise fail deep inside dict() with a raw error.
+    if value is not None and not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{argument}: expected a dict such as {example}, got {type(value).__name__} {_shown(value)}"
+        )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _whole_number(minimum: int) -> tuple[str, Callable[[Any], bool]]:
+    return f"a whole number >= {minimum}", lambda value: (
+        isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+    )
+
+
+_FLAG: tuple[str, Callable[[Any], bool]] = ("True or False", lambda value: isinstance(value, bool))
+
+# What each option of pypads' own loggers must be, checked at PyPads() so that a wrong
+# kind (write_format="xml", max_bytes="big") fails there and not inside the first fit.
+OPTION_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "write_format": (
+        " or ".join(repr(member.name) for member in WriteFormats),
+        lambda value: isinstance(value, WriteFormats) or (isinstance(value, str) and value in WriteFormats.__members__),
+    ),
+    "max_bytes": _whole_number(0),
+    "max_variants": _whole_number(0),
+    "max_calls": _whole_number(0),
+    "layout": (" or ".join(map(repr, LAYOUTS)), lambda value: value in LAYOUTS),
+    "max_inline": _whole_number(0),
+    "max_models": _whole_number(0),
+    "max_datasets": _whole_number(0),
+    "max_child_runs": _whole_number(0),
+    "pipeline_type": ("'normal' or 'simple'", lambda value: value in ("normal", "simple")),
+    "pipeline_args": _FLAG,
+    "log_models": _FLAG,
+    "log_datasets": _FLAG,
+    "silent": _FLAG,
+}
+
+
+def _given_in(place: str, option: str) -> str:
+    return place
+
+
+def _option_of(place: str, option: str) -> str:
+    return f"{place}.{option}"
+
+
+def check_option_kinds(options: Mapping[str, Any], where: Callable[[str], str]) -> None:
+    """Raise a ConfigError for an option whose value is not of its kind (``OPTION_KINDS``);
+    ``where(option)`` says where the value was given."""
+    for option, value in options.items():
+        kind = OPTION_KINDS.get(option)
+        if kind is not None and not kind[1](value):
+            raise ConfigError(f"{where(option)}: {value!r} is not a valid {option} (expected {kind[0]})")
+
+
+def check_hooks(config: Mapping[str, Any], mappings: Iterable[MappingFile]) -> None:
+    """Raise a ConfigError for a hook in ``config["events"]`` that neither a loaded mapping
+    file nor pypads' own defaults define: a typo (``pypads_fitt``) would track nothing."""
+    known = {rule.hook for file in mappings for entry in file.entries for rule in entry.rules}
+    known |= {hook for spec in DEFAULT_CONFIG["events"].values() for hook in spec["on"]}
+    for event, spec in config["events"].items():
+        for index, hook in enumerate(spec["on"]):
+            if hook in known:
+                continue
+            close = difflib.get_close_matches(hook, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known hooks: {', '.join(sorted(known))})"
+            raise ConfigError(f"config: at $.events.{event}.on[{index}]: no mapping file defines the hook {hook!r}{hint}")
+
+
+def _loggers(event: str, value: Any) -> tuple[Logger, ...]:
+    items = value if isinstance(value, (set, frozenset, list, tuple)) else [value]
+    loggers = []
+    for item in items:
+        if isinstance(item, type) and issubclass(item, Logger):
+            item = item()
+        if not isinstance(item, Logger):
+            raise ConfigError(
+                f"logging_fns[{event!r}]: {item!r} is not a pypads logger "
+                "(expected an instance of pypads.recording.loggers.Logger or a set of them)"
+            )
+        loggers.append(item)
+    return tuple(sorted(loggers, key=lambda logger: logger.name))
+
+
+def event_depth(event: str, spec: Mapping[str, Any]) -> int:
+    """How deeply nested a call the event's loggers see: its ``depth`` in the config, else
+    pypads' default for that event (``DEFAULT_EVENT_DEPTHS``, -1: every depth)."""
+    return int(spec.get("depth", DEFAULT_EVENT_DEPTHS.get(event, -1)))
+
+
+class EventTable:
+    """From the hooks of an attribute to the handlers its calls must run."""
+
+    def __init__(self, config: Mapping[str, Any], loggers: Mapping[str, tuple[Logger, ...]]) -> None:
+        self._by_hook: dict[str, list[LoggerOnEvent]] = {}
+        self._for_hooks: dict[frozenset[str], tuple[LoggerOnEvent, ...]] = {}  # a cache per table, dropped with it
+        for event, spec in config["events"].items():
+            if event not in loggers:
+                known = ", ".join(sorted(loggers))
+                raise ConfigError(f"config: at $.events.{event}: unknown event {event!r} (known events: {known})")
+            options = spec.get("with", {})
+            depth = event_depth(event, spec)
+            for logger in loggers[event]:
+                if logger.name in config.get("disabled", ()):
+                    continue
+                given = logger.check_options(options, f"config: at $.events.{event}.with")
+                check_option_kinds(logger.options, functools.partial(_given_in, f"logging_fns[{event!r}]: {logger!r}"))
+                check_option_kinds(given, functools.partial(_option_of, f"config: at $.events.{event}.with"))
+                merged = {**logger.options, **given}
+                handler = LoggerOnEvent(event, logger, merged, depth, before=type(logger).pre is not Logger.pre)
+                for hook in spec["on"]:
+                    self._by_hook.setdefault(hook, []).append(handler)
+
+    def handlers(self) -> list[LoggerOnEvent]:
+        """Every handler once (a logger on several hooks of one event counts once)."""
+        unique: dict[tuple[str, int], LoggerOnEvent] = {}
+        for handlers in self._by_hook.values():
+            for handler in handlers:
+                unique.setdefault((handler.event, id(handler.logger)), handler)
+        return list(unique.values())
+
+    def handlers_for(self, hooks: frozenset[str]) -> tuple[LoggerOnEvent, ...]:
+        """The handlers of a call that fires ``hooks``, each once (looked up once per set of hooks)."""
+        found = self._for_hooks.get(hooks)
+        if found is None:
+            found = self._for_hooks[hooks] = self._collect(hooks)
+        return found
+
+    def _collect(self, hooks: frozenset[str]) -> tuple[LoggerOnEvent, ...]:
+        handlers: list[LoggerOnEvent] = []
+        seen: set[tuple[str, int]] = set()
+        for hook in sorted(hooks):
+            for handler in self._by_hook.get(hook, ()):
+                key = (handler.event, id(handler.logger))
+                if key not in seen:
+                    seen.add(key)
+                    handlers.append(handler)
+        return tuple(handlers)
+
+

@@ -1,0 +1,210 @@
+"""Datasets: each distinct array or DataFrame the script fits, predicts or scores on, as
+one MLflow dataset input of the run (MLflow's Datasets panel)."""
+
+from __future__ import annotations
+
+import math
+import sys
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import numpy as np
+
+from pypads.core.call import Call
+from pypads.core.logger import Logger
+from pypads.recording.content.digests import content_digest
+from pypads.recording.loggers.comparison import rows
+from pypads.recording.loggers.frames import name_of
+from pypads.recording.loggers.lineage import lineage
+
+MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
+DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36
+FIT_HOOKS = frozenset({"pypads_fit", "pypads_cross_validate"})
+METRIC_HOOK = "pypads_metric"
+
+
+def describe(value: Any) -> dict[str, Any] | None:
+    """What a schema needs of ``value`` (kind, dtypes, shape, column names), read from
+    its metadata without touching its data; None for a value that is no array or frame."""
+    if isinstance(value, np.ndarray):
+        described = {"kind": "array", "dtype": str(value.dtype), "shape": list(value.shape)}
+        if value.dtype.names:  # a structured array: its fields are its columns (its dtype's text is no dtype)
+            described["fields"] = [[name, str(value.dtype.fields[name][0])] for name in value.dtype.names[:MAX_COLUMNS]]
+        return described
+    module = type(value).__module__
+    if module.startswith("pandas") and hasattr(value, "columns"):
+        columns = value.columns[:MAX_COLUMNS]
+        return {"kind": "frame", "shape": list(value.shape), "columns": [str(name) for name in columns],
+                "dtypes": [str(dtype) for dtype in value.dtypes.iloc[:MAX_COLUMNS]]}
+    if module.startswith("pandas") and hasattr(value, "dtype") and getattr(value, "ndim", 0) == 1:
+        # A Series, or an extension array (Categorical, IntegerArray), which has no name
+        return {"kind": "series", "shape": list(value.shape), "name": str(getattr(value, "name", None)),
+                "dtype": str(value.dtype)}
+    if module.startswith("scipy.sparse") and hasattr(value, "nnz"):
+        return {"kind": "sparse", "dtype": str(value.dtype), "shape": list(value.shape)}
+    return None
+
+
+def data_arguments(call: Call) -> tuple[Any, Any]:
+    """The data a call works on: ``(X, y)`` of a fit or a cross-validation, ``(X, None)``
+    of a predict or transform, ``(y_true, None)`` of a metric."""
+    if call.instance is None and METRIC_HOOK in call.hooks:  # checked first: a metric in a loop
+        if call.args and not call.kwargs:
+            return call.args[0], None
+        truth = call.kwargs.get("y_true", call.kwargs.get("labels_true", call.args[0] if call.args else None))
+        return truth, None
+    args = call.args[1:] if call.instance is not None else call.args
+    if args and hasattr(args[0], "fit") and describe(args[0]) is None:  # cross_validate(estimator, X, y)
+        args = args[1:]
+    features = args[0] if args else call.kwargs.get("X")
+    targets = (args[1] if len(args) > 1 else call.kwargs.get("y")) if call.hooks & FIT_HOOKS else None
+    return features, targets
+
+
+def caller_name(value: Any, call: Call) -> str | None:
+    """The name the script's own code gives ``value`` (``X_test``): looked up by identity
+    in the frame that made the call, past pypads' frames and the called library's."""
+    library = (getattr(call.function, "__module__", None) or "").split(".")[0]
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        top = module.split(".")[0]
+        if top not in {"pypads", library}:
+            break
+        frame = frame.f_back
+    if frame is None:
+        return None
+    name = name_of(frame, value)
+    return name if name is not None and not name.startswith("_") else None
+
+
+@dataclass
+class Known:
+    """A dataset as the run knows it: what the Datasets logger logs, and what the Input
+    logger refers to instead of copying the data."""
+
+    name: str
+    digest: str
+    context: str
+    features: dict[str, Any]
+    targets: dict[str, Any] | None
+    logged: bool = False
+
+    def reference(self, part: str | None = None) -> dict[str, Any]:
+        """How a call's record names this dataset (``part="targets"`` for its ``y``)."""
+        shown = {"dataset": self.name, "digest": self.digest}
+        return {**shown, "part": part} if part else shown
+
+
+class Catalogue:
+    """The datasets of one run, known by the identity of their ``(X, y)`` objects (no
+    digest again for the same objects) and by their digest (equal content under other
+    objects). An object changed in place after its first sight keeps its first digest."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, int], tuple[weakref.ref[Any], Known | None]] = {}
+        self._by_digest: dict[str, Known] = {}
+
+    def known(self, features: Any, targets: Any) -> Known | None:
+        """The dataset of these very objects, if seen before (a dict lookup, no digest)."""
+        entry = self._seen.get((id(features), id(targets)))
+        return entry[1] if entry is not None and entry[0]() is features else None
+
+    def identify(self, call: Call, features: Any, targets: Any) -> Known | None:
+        """The dataset of ``features`` (with ``targets``): seen before, or digested and
+        named now; None for a value that is no array or frame, or cannot be digested."""
+        entry = self._seen.get((id(features), id(targets)))
+        if entry is not None and entry[0]() is features:
+            return entry[1]
+        described = describe(features)
+        if described is None:
+            return None
+        try:
+            reference = weakref.ref(features)
+        except TypeError:
+            return None
+        digest = _digest(features, targets)
+        known = None if digest is None else self._by_digest.get(digest)
+        if digest is not None and known is None:
+            known = self._by_digest[digest] = Known(
+                caller_name(features, call) or f"dataset-{digest[:8]}", digest,
+                "training" if call.hooks & FIT_HOOKS else "evaluation", described, describe(targets))
+        self._seen[(id(features), id(targets))] = (reference, known)
+        return known
+
+
+def catalogue(call: Call) -> Catalogue:
+    """The run's :class:`Catalogue`, shared by the loggers that name datasets."""
+    state = call.run.state(Catalogue)
+    found = state.get("catalogue")
+    if found is None:
+        found = state.setdefault("catalogue", Catalogue())
+    return found
+
+
+class Datasets(Logger):
+    """Logs the data of each top-level fit (context ``training``), predict, transform and
+    metric (``evaluation``) once as a dataset input (one made by an untracked library call
+    of the script's, such as ``pipeline.score(X_test, y_test)``, only on data the script
+    names: ``X_test``, not what the pipeline's steps made of it): its digest (BLAKE3 of the content,
+    :func:`~pypads.recording.content.digests.content_digest`), its schema and shape, and the
+    name the script gives it, else ``dataset-<digest>``. An object seen before is known
+    by its identity (no digest again); equal content under another object, by its digest.
+    At most ``max_datasets`` per run; the tag ``pypads.datasets`` says if more were left out.
+    """
+
+    defaults = {"max_datasets": 100}
+
+    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+        if call.depth != 0 or call.exception is not None:
+            return
+        features, targets = data_arguments(call)
+        if features is None:
+            return
+        known_lineage = lineage(call.run)
+        found = catalogue(call)
+        known = found.known(features, targets)  # the common case: the same objects again
+        if known is None:
+            if known_lineage.called_by_library() and caller_name(features, call) is None:
+                # Made by an untracked library call of the script's (``pipeline.score``,
+                # ``search.score``) on data the script does not name: that call's
+                # internals (what a pipeline's steps made of ``X_test``), not its data.
+                return
+            known = found.identify(call, features, targets)
+        if known is not None and call.instance is not None:  # what the model's page lists
+            model = known_lineage.model_of(call.instance)  # a pipeline's step inside pipeline.score: the pipeline
+            rows(call.run).used(known_lineage.label(model), known.name, known.context)
+        if known is None or known.logged:
+            return  # the common case: the same object again
+        state = call.run.state(self)
+        logged = state.get("logged", 0)
+        if logged >= options["max_datasets"]:
+            if not state.get("over"):
+                state["over"] = True
+                call.run.writer.set_tag("pypads.datasets",
+                                        f"more than {options['max_datasets']} datasets: later ones are not logged")
+            return
+        state["logged"], known.logged = logged + 1, True
+        shape = known.features["shape"]
+        profile: dict[str, Any] = {"num_rows": shape[0] if shape else 0, "num_elements": math.prod(shape)}
+        if known.targets is not None:
+            profile["targets_shape"] = known.targets["shape"]
+        call.run.writer.log_entry({
+            "kind": "dataset", "name": known.name, "digest": known.digest, "context": known.context,
+            "features": known.features, "targets": known.targets, "profile": profile,
+        })
+
+
+def _digest(features: Any, targets: Any) -> str | None:
+    digest = content_digest(features)
+    if digest is None or targets is None:
+        return digest[:DIGEST_LENGTH] if digest else None
+    target_digest = content_digest(targets)
+    if target_digest is None:
+        return None
+    # Features and targets together name the dataset: the same X with other labels differs.
+    combined = content_digest(f"{digest}:{target_digest}".encode())
+    return combined[:DIGEST_LENGTH] if combined else None

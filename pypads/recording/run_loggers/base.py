@@ -1,0 +1,49 @@
+"""The contract of pre-run loggers: run once when the run starts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pypads.core.privacy import pseudonym
+from pypads.run.context import RunContext
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What pre-run loggers need from the config."""
+
+    env_allowlist: tuple[str, ...] = ()
+    pseudonymize: bool = False
+    salt: str = ""
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], salt: str) -> RunSettings:
+        return cls(tuple(config.get("env_allowlist", ())), bool(config.get("pseudonymize", False)), salt)
+
+    def identifying(self, value: str) -> str:
+        """``value`` itself, or its pseudonym when the config asks for pseudonyms."""
+        return pseudonym(value, self.salt) if self.pseudonymize and value else value
+
+
+class RunLogger:
+    """Base class of pre-run loggers (``init_run_fns``). Override :meth:`log`; write
+    through ``run.writer``. A failure is one warning and a ``pypads.failure.<name>`` tag.
+
+    Run loggers run on a background thread (the script does not wait for them; the end
+    of the run does), unless ``in_background`` is False: for those that must act
+    before the script goes on, like capturing its console.
+    """
+
+    in_background: ClassVar[bool] = True
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def log(self, run: RunContext, settings: RunSettings) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{self.name}()"

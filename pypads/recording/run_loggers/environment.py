@@ -1,0 +1,89 @@
+"""What users of other trackers get with no code: the exact packages and the console."""
+
+from __future__ import annotations
+
+import sys
+from importlib import metadata
+from typing import Any, TextIO
+
+from pypads.core.privacy import redact_text
+from pypads.recording.run_loggers.base import RunLogger, RunSettings
+from pypads.run.context import RunContext
+
+MAX_CONSOLE_BYTES = 5_000_000
+
+
+class IPackages(RunLogger):
+    """``environment/requirements.txt``: every distribution of the running interpreter
+    with its exact version (``name==version``). The interpreter's path is in
+    ``environment/system.json`` (``IPid``)."""
+
+    def log(self, run: RunContext, settings: RunSettings) -> None:
+        # Each read of ``dist.metadata`` (and ``dist.version``) parses the distribution's
+        # metadata file again: read once, it is a third of the work, done on a thread that
+        # shares the interpreter's lock with the script.
+        described = (dist.metadata for dist in metadata.distributions())
+        pins = sorted({f"{meta['Name']}=={meta['Version']}" for meta in described if meta["Name"]}, key=str.lower)
+        run.writer.log_text("environment/requirements.txt", "\n".join(pins) + "\n")
+
+
+class _ConsoleCopy:
+    """A stream that writes through to the original and keeps a capped copy.
+
+    No lock: a signal handler that prints would run in the middle of a ``write`` it
+    interrupted and wait for that lock forever. Appending to a list is atomic under the
+    GIL; two threads writing at once can overshoot the cap by one write each, no more.
+    """
+
+    def __init__(self, original: TextIO, limit: int) -> None:
+        self.original = original
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.cut = False
+
+    def write(self, text: str) -> int:
+        written = self.original.write(text)
+        room = self.limit - self.size
+        if room > 0:
+            kept = text[:room]
+            self.parts.append(kept)
+            self.size += len(kept)
+            if len(kept) < len(text):
+                self.cut = True
+        else:
+            self.cut = True
+        return written
+
+    def flush(self) -> None:
+        self.original.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.original, name)
+
+    def text(self) -> str:
+        return "".join(list(self.parts)) + ("\n[pypads: console output cut at the size cap]\n" if self.cut else "")
+
+
+class IConsole(RunLogger):
+    """``console/stdout.txt`` and ``console/stderr.txt``: what the script printed while
+    the run was tracked (capped at ``max_bytes`` characters each), written when the run
+    ends — normally, by an exception or a signal. Credentials in URLs and secret
+    ``name=value`` pairs are hidden (see :mod:`pypads.core.privacy`)."""
+
+    in_background = False  # the first line the script prints must be captured
+
+    def __init__(self, max_bytes: int = MAX_CONSOLE_BYTES) -> None:
+        self.max_bytes = max_bytes
+
+    def log(self, run: RunContext, settings: RunSettings) -> None:
+        tees = {"stdout": _ConsoleCopy(sys.stdout, self.max_bytes), "stderr": _ConsoleCopy(sys.stderr, self.max_bytes)}
+        sys.stdout, sys.stderr = tees["stdout"], tees["stderr"]
+
+        def finish() -> None:
+            for stream_name, tee in tees.items():
+                if getattr(sys, stream_name) is tee:
+                    setattr(sys, stream_name, tee.original)
+                run.writer.log_text(f"console/{stream_name}.txt", redact_text(tee.text()))
+
+        run.on_end(finish)

@@ -1,0 +1,34 @@
+"""Everything that talks to MLflow: opening the run, writing batches, uploading
+artifacts, logging datasets, child runs and models, and ending the run.
+
+Importing MLflow takes about a second and 170 MB, so no module on the script's path
+imports this one: the uploader does (see :func:`pypads.to_mlflow.uploader.uploading.connection`),
+in a process of its own unless the script has imported MLflow itself.
+"""
+
+from __future__ import annotations
+
+from pypads.to_mlflow.connection.entities import (
+    MAX_ENTITIES_PER_BATCH,
+    MAX_PARAMS_PER_BATCH,
+    MAX_TAGS_PER_BATCH,
+    UPLOAD_CHUNK,
+    upload_artifacts,
+    write_entities,
+)
+from pypads.to_mlflow.connection.inputs import log_child_runs, log_datasets
+from pypads.to_mlflow.connection.models import PICKLE, log_linked_metrics, log_model
+from pypads.to_mlflow.connection.runs import (
+    EXPERIMENT_KIND_TAG,
+    MODEL_TRAINING_KIND,
+    end_fluent_run,
+    end_run,
+    ensure_experiment,
+    open_run,
+    start_fluent_run,
+)
+
+__all__ = ["EXPERIMENT_KIND_TAG", "MAX_ENTITIES_PER_BATCH", "MAX_PARAMS_PER_BATCH", "MAX_TAGS_PER_BATCH",
+           "MODEL_TRAINING_KIND", "PICKLE", "UPLOAD_CHUNK", "end_fluent_run", "end_run", "ensure_experiment",
+           "log_child_runs", "log_datasets", "log_linked_metrics", "log_model", "open_run", "start_fluent_run",
+           "upload_artifacts", "write_entities"]

@@ -1,0 +1,129 @@
+"""Which features a fitted model leans on: its ``feature_importances_`` (trees, forests,
+boosting) or its ``coef_`` (linear models), as a bar chart of the top 20 and the whole
+table as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from pypads.to_mlflow.evaluation.drawing import new_figure, png
+from pypads.to_mlflow.evaluation.record import failed, file_name, names_or_default
+
+TOP = 20  # bars in the chart; the CSV has every feature
+
+
+def importances(estimator: Any, feature_names: Sequence[str] | None, prefix: str = "") -> tuple[dict[str, bytes], list[str]]:
+    """feature importances (feature_importances_) or coefficients (coef_, abs for ranking, per class
+    for multi-class: one row per feature, mean |coef| ranks), top 20 as a horizontal bar PNG, the
+    full table as CSV bytes: {"feature_importances.png": ..., "feature_importances.csv": ...} (or
+    coefficients.*). Feature names from the argument, else estimator.feature_names_in_, else x0..xN.
+    For a Pipeline use its last step (and get_feature_names_out of the steps before it when that
+    works). Nothing (and no warning) for an estimator that has neither."""
+    files: dict[str, bytes] = {}
+    warnings: list[str] = []
+    kind = "importances"
+    try:
+        model, names = last_step(estimator, feature_names)
+        found = values_of(model)
+        if found is None:
+            return files, warnings
+        kind, columns, values = found
+        names = names_or_default(names, len(values)) or names_or_default(attribute(model, "feature_names_in_"), len(values)) \
+            or [f"x{index}" for index in range(len(values))]
+        rank = np.abs(values).mean(axis=1)
+        order = np.argsort(-rank, kind="stable")
+        files[file_name(prefix, kind, "csv")] = table(names, columns, values, rank, order)
+        try:
+            files[file_name(prefix, kind, "png")] = chart(names, columns, values, rank, order[:TOP], kind, type(model).__name__)
+        except Exception as error:  # the table is worth keeping without its chart
+            warnings.append(failed(file_name(prefix, kind, "png"), error))
+    except Exception as error:  # never raise for an odd estimator
+        warnings.append(failed(file_name(prefix, kind, "png"), error))
+    return files, warnings
+
+
+def attribute(model: Any, name: str) -> Any:
+    """``model.name``, or None: a fitted attribute may be a property that raises (a non-linear
+    SVC's ``coef_``, an unfitted model's anything)."""
+    try:
+        return getattr(model, name, None)
+    except Exception:
+        return None
+
+
+def last_step(estimator: Any, feature_names: Sequence[str] | None) -> tuple[Any, Sequence[str] | None]:
+    """The model that has the importances, and the names of the features it was fitted on:
+    a Pipeline's last step, named by what the steps before it make of the input's names."""
+    steps = attribute(estimator, "steps")
+    if not isinstance(steps, list) or not steps or not hasattr(estimator, "__getitem__"):
+        return estimator, feature_names
+    model = steps[-1][1]
+    try:
+        names = estimator[:-1].get_feature_names_out(feature_names)
+        return model, [str(name) for name in names]
+    except Exception:  # a step without get_feature_names_out: fall back to the plain names
+        return model, feature_names
+
+
+def values_of(model: Any) -> tuple[str, list[str], np.ndarray] | None:
+    """(file kind, column names, one row per feature) from the model's importances or
+    coefficients, or None when it has neither."""
+    importance = attribute(model, "feature_importances_")
+    if importance is not None:
+        column: np.ndarray = np.asarray(importance, dtype=float).reshape(-1, 1)
+        return "feature_importances", ["importance"], column
+    coefficients = attribute(model, "coef_")
+    if coefficients is None:
+        return None
+    if hasattr(coefficients, "toarray"):  # a sparse coef_ (an SVC fitted on sparse data)
+        coefficients = coefficients.toarray()
+    values: np.ndarray = np.atleast_2d(np.asarray(coefficients, dtype=float))
+    if values.shape[0] == 1:
+        return "coefficients", ["coefficient"], values.T
+    # one row per class (or target) in coef_: one column per class here, one row per feature
+    classes = attribute(model, "classes_")
+    labels = [str(label) for label in classes] if classes is not None and len(classes) == values.shape[0] \
+        else [str(index) for index in range(values.shape[0])]
+    return "coefficients", [f"coefficient_{label}" for label in labels], values.T
+
+
+def table(names: list[str], columns: list[str], values: np.ndarray, rank: np.ndarray, order: np.ndarray) -> bytes:
+    """Every feature, most important first."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    several = len(columns) > 1
+    writer.writerow(["feature", *columns, *(["mean_abs_coefficient"] if several else [])])
+    for index in order:
+        writer.writerow([names[index], *(repr(float(value)) for value in values[index]),
+                         *([repr(float(rank[index]))] if several else [])])
+    return buffer.getvalue().encode()
+
+
+def chart(names: list[str], columns: list[str], values: np.ndarray, rank: np.ndarray, top: np.ndarray, kind: str,
+          model: str) -> bytes:
+    """The top features as horizontal bars, the most important on top: an importance, a
+    signed coefficient (ranked by its size), or a multi-class model's mean |coefficient|."""
+    shown = values[top, 0] if len(columns) == 1 else rank[top]
+    if kind == "feature_importances":
+        label = "importance"
+    else:
+        label = "coefficient" if len(columns) == 1 else "mean |coefficient| over classes"
+    figure = new_figure(7.0, 1.5 + 0.3 * len(top))
+    axes = figure.add_subplot()
+    positions = np.arange(len(top))[::-1]
+    axes.barh(positions, shown, color=["tab:blue" if value >= 0 else "tab:red" for value in shown])
+    axes.set_yticks(positions, [clipped(names[index]) for index in top])
+    axes.axvline(0, color="grey", linewidth=0.8)
+    axes.set_xlabel(label)
+    more = f", top {len(top)} of {len(names)}" if len(names) > len(top) else ""
+    axes.set_title(f"{model}: {'feature importances' if kind == 'feature_importances' else 'coefficients'}{more}")
+    return png(figure)
+
+
+def clipped(name: str, limit: int = 40) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"

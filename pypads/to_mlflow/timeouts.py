@@ -1,0 +1,81 @@
+"""How long the script waits for MLflow: the one timeout policy, and the clock it reads.
+
+A store that does not answer must never hold the script. So every wait on the uploader
+is bounded, not by a fixed time for the whole upload, but by how long *one* MLflow call
+has gone unanswered: a store that is merely busy (thousands of files) keeps answering.
+The uploader times each call with an :class:`AnswerClock`; the script waits on one
+(directly, or fed by the uploader process' readings, see :mod:`pypads.to_mlflow.wire`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pypads.to_mlflow.store import Store
+
+# Seconds one MLflow call may go unanswered before the end of a run gives up on it (the
+# journal keeps the data): short for a server, which may be down; long for a store on
+# this machine, which is never down but takes seconds to create MLflow's tables on first use.
+SERVER_TIMEOUT = 5.0
+LOCAL_TIMEOUT = 60.0
+
+
+def default_timeout(store: Store) -> float:
+    """The end's timeout for ``store`` when the config sets none."""
+    return LOCAL_TIMEOUT if store.is_local else SERVER_TIMEOUT
+
+
+def recovery_timeout(timeout: float) -> float:
+    """How long an end waits for the recovery of other runs' journals: their stores may
+    be servers that are down, and what is left a later PyPads() finishes."""
+    return min(timeout, SERVER_TIMEOUT)
+
+
+class AnswerClock:
+    """When the MLflow call in progress began: lets a thread that waits for another
+    tell a store that does not answer from one that is merely busy.
+
+    ``idle_limit``: how long a wait goes on while no call is in progress and nothing
+    happens either (no call starts or ends): an uploader stuck outside MLflow, which no
+    store timeout would ever end. Never less than the wait's own timeout.
+    """
+
+    def __init__(self, idle_limit: float = LOCAL_TIMEOUT) -> None:
+        self._since: float | None = None
+        self._last_event = time.monotonic()
+        self.idle_limit = idle_limit
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        self.started()
+        try:
+            return function(*args)
+        finally:
+            self.answered()
+
+    def started(self) -> None:
+        self._since = self._last_event = time.monotonic()
+
+    def answered(self) -> None:
+        self._since = None
+        self._last_event = time.monotonic()
+
+    @property
+    def busy(self) -> bool:
+        return self._since is not None
+
+    def wait(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Wait until ``done()`` as long as MLflow answers: False once one call has
+        waited ``timeout`` seconds (counted from now at the earliest), or once nothing
+        has happened for ``max(timeout, idle_limit)`` seconds with no call in progress."""
+        waiting_from = time.monotonic()
+        idle_limit = max(timeout, self.idle_limit)
+        while not done():
+            time.sleep(0.02)
+            since, now = self._since, time.monotonic()
+            if since is not None and now - max(since, waiting_from) > timeout:
+                return False
+            if since is None and now - max(self._last_event, waiting_from) > idle_limit:
+                return False
+        return True

@@ -1,0 +1,158 @@
+"""The model pages of a run, as the uploader sends them: each model the script fitted
+saved as an MLflow model, with its scores linked to it and its pictures beside it.
+
+Apart from :mod:`~pypads.to_mlflow.uploader.uploading`, which sends the journal's lines as they
+come: a model's page is made of entries that arrive at different times (its
+evaluations as it is fitted and scored, its state, its card and its child run as the
+run ends), and this is what keeps them until the page can be made.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import shutil
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from pypads.to_mlflow.journal.reading import JournalReader
+from pypads.to_mlflow.timeouts import AnswerClock
+from pypads.to_mlflow.uploader.reports import Warn
+
+if TYPE_CHECKING:
+    from pypads.to_mlflow.uploader.evaluating import Evaluations
+
+
+class StoreFailed(Exception):
+    """MLflow's store failed while a page was sent: the journal must keep what is left."""
+
+    def __init__(self, key: str, message: str, error: Exception) -> None:
+        super().__init__(message)
+        self.key, self.error = key, error
+
+
+class ModelPages:
+    """The model pages of the run in ``journal``.
+
+    Args:
+        journal: the run's journal, read for its models, cards and datasets.
+        clock: times every MLflow call.
+        warn: reports what is left out of a page, once per key.
+        connection: :mod:`pypads.to_mlflow.connection`, imported by the uploader on first use.
+        pictures: whether to draw the models' pictures (not on a thread of the script:
+            matplotlib must not load into its process).
+    """
+
+    def __init__(self, journal: JournalReader, clock: AnswerClock, warn: Warn,
+                 connection: Callable[[], ModuleType], pictures: bool = True) -> None:
+        self.journal = journal
+        self._clock = clock
+        self._warn = warn
+        self._connection = connection
+        self._pictures = pictures
+        self._saved: set[str] = set()  # keys of the models saved by this uploader
+        self.child_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
+
+    @functools.cached_property
+    def _evaluations(self) -> Evaluations:
+        """Each model's training scores and pictures. Imported on first use: the script
+        imports the uploader for its uploader thread, and needs none of it."""
+        evaluating = importlib.import_module("pypads.to_mlflow.uploader.evaluating")
+        found: Evaluations = evaluating.Evaluations(self._warn, self._pictures)
+        return found
+
+    def evaluate(self, client: Any, run_id: str, entries: list[dict[str, Any]]) -> None:
+        """Score the evaluations of a batch, the latest of each model and dataset (a loop
+        refitting one model scores its last state), their metrics into the run in one
+        call; a model's pictures are drawn once it has a page. Only the store failing
+        raises: a model that cannot be scored is a warning."""
+        latest = {(str(entry.get("label")), str(entry.get("prefix")), entry.get("metrics") is False): entry
+                  for entry in entries}  # text keys: an entry is read as untrusted JSON
+        lines = []
+        for entry in latest.values():
+            try:
+                lines += self._evaluations.add(entry, self.journal.entry_content(entry))
+            except Exception as error:
+                self._warn(f"evaluation:{entry.get('label')}",
+                           f"pypads could not evaluate {entry.get('label')}: {type(error).__name__}: {error}")
+        if lines:
+            self._connection().log_linked_metrics(client, run_id, lines, self.journal.dataset, self._warn,
+                                                  self._clock.call)
+
+    def with_scores(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Child run entries with their model's training scores among their metrics."""
+        return [self._evaluations.with_scores(str(entry.get("model_label")), entry) or entry for entry in entries]
+
+    def save_models(self, client: Any, run_id: str, experiment_id: str) -> None:
+        """Save the final state of each estimator the script fitted as an MLflow model:
+        once, as the run ends (a loop that refits one estimator saves it once). A model
+        that cannot be saved is a warning; the store failing raises :class:`StoreFailed`."""
+        versions: dict[str, str | None] = {}  # read once for all of this run's models
+        for entry in self.journal.models():
+            if entry["key"] in self._saved:
+                continue
+            label = str(entry.get("label", ""))
+            try:
+                pickled = self.journal.entry_content(entry)
+                if pickled is not None:
+                    self._connection().log_model(client, run_id, entry, pickled, self._clock.call,
+                                                 self.child_runs.get(label), experiment_id=experiment_id,
+                                                 versions=versions, card=self._card(label),
+                                                 dataset_of=self.journal.dataset, warn=self._warn)
+                    self._picture_model(label, pickled)
+            except Exception as error:
+                if is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
+                    raise StoreFailed("models", f"could not save models of MLflow run {run_id} "
+                                      f"(kept in {self.journal.folder}): {error}", error) from error
+                # The model itself (refused, unreadable, a class that does not load here): it
+                # would fail again, so it is left out, with a warning.
+                self._warn(f"model:{entry['key']}", f"pypads could not save model {entry['name']!r}: "
+                           f"{type(error).__name__}: {error}")
+            self._saved.add(entry["key"])
+
+    def draw(self, run_id: str | None) -> None:
+        """Draw what waits of the models with a page; a picture that fails is a warning."""
+        try:
+            self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
+        except Exception as error:  # a full or read-only temporary folder: no pictures, the run goes on
+            self._warn("draw", f"pypads could not draw the pictures of run {run_id}: {error}")
+
+    def upload_pictures(self, client: Any, run_id: str) -> None:
+        """Each model's pictures on its page: its child run's root when the run compares
+        models, else the run's root (or ``<label>/`` when several models have pictures and
+        no child run). Raises :class:`StoreFailed` if the store failed."""
+        self.draw(run_id)
+        drawn = self._evaluations.take_folders()
+        try:
+            for label, folder in drawn.items():
+                child = self.child_runs.get(label)
+                where = None if child or len(drawn) == 1 else label
+                self._clock.call(client.log_artifacts, child or run_id, str(folder), where)
+        except Exception as error:
+            message = f"could not store the pictures of MLflow run {run_id}: {error}"
+            if is_mlflow_error(error):
+                raise StoreFailed("pictures", message, error) from error
+            self._warn("pictures", message)  # a file here, not the store: the run still ends
+        finally:
+            for folder in drawn.values():
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _card(self, label: str) -> dict[str, Any] | None:
+        """The model's card, with its training scores: its page shows them too."""
+        return self._evaluations.with_scores(label, self.journal.model_card(label))
+
+    def _picture_model(self, label: str, pickled: bytes) -> None:
+        try:
+            self._evaluations.add_model(label, pickled)
+        except Exception as error:  # a picture never keeps the run from ending
+            self._warn(f"estimator:{label}", f"pypads could not draw {label}: {type(error).__name__}: {error}")
+
+
+def is_mlflow_error(error: Exception) -> bool:
+    """Whether ``error`` came from MLflow's store or the way to it (not from a model)."""
+    return type(error).__module__.startswith(("mlflow", "sqlalchemy", "requests", "urllib3"))
+
+
+def _is_refusal(error: Exception) -> bool:
+    return getattr(error, "error_code", None) == "INVALID_PARAMETER_VALUE"

@@ -1,5 +1,0 @@
-"""``python -m pypads.uploader``: the uploader process (see :mod:`pypads.uploader.serving`)."""
-
-from pypads.uploader.serving import main
-
-main()
