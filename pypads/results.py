@@ -27,11 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
 
 from pypads.core.errors import ResultsError
 from pypads.run_diff import compare_runs
+from pypads.to_mlflow.connection import MlflowClient, MlflowException
 from pypads.to_mlflow.store import resolve_store
 
 __all__ = ["ResultsError", "calls", "datasets", "diff", "metrics", "models", "params", "pipeline", "pipeline_edges",

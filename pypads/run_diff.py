@@ -16,12 +16,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mlflow.exceptions import MlflowException
-from mlflow.tracking import MlflowClient
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pypads.core.errors import ResultsError
+from pypads.to_mlflow.connection import MlflowClient, MlflowException
 from pypads.to_mlflow.store import resolve_store
 
 PATCH = "git/uncommitted.patch"

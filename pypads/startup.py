@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
+from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile
 from pypads.core.privacy import load_salt
 from pypads.core.processes import is_multiprocessing_child
@@ -20,7 +21,6 @@ from pypads.recording.narrator import logger
 from pypads.recording.run_loggers import RunLogger, RunSettings
 from pypads.recording.run_loggers.system import write_system_facts
 from pypads.run.context import RunContext
-from pypads.to_mlflow.store import pypads_home
 
 RunFunction = Callable[[Any], None]
 """Called once with the tracker (a ``PyPads``) when the run starts."""

@@ -5,7 +5,6 @@ mapping files → patcher (+ import hook) → call sites → event table → log
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 import traceback
@@ -16,6 +15,7 @@ from typing import Any
 
 from pypads.core.calls import CallSite, Session, set_tracking_session
 from pypads.core.errors import warn
+from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile, load_mappings
 from pypads.core.patching.dispatch import unregister
 from pypads.core.patching.importer import PatchingFinder
@@ -27,14 +27,7 @@ from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
 from pypads.recording.run_loggers.system import login_name
 from pypads.run.context import RunContext
-from pypads.run.fluent import (
-    Environment,
-    activate_run,
-    active_mlflow_run_id,
-    explicit_mlflow_uri,
-    imported_mlflow,
-    store_for,
-)
+from pypads.run.fluent import Environment, activate_run, store_for
 from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.run.writer import Writer
 from pypads.startup import (
@@ -45,12 +38,18 @@ from pypads.startup import (
     start_run_functions,
     started_by_multiprocessing,
 )
+from pypads.to_mlflow.access import (
+    active_mlflow_run_id,
+    connection,
+    explicit_mlflow_uri,
+    script_uses_mlflow,
+    set_mlflow_tracking_uri,
+)
 from pypads.to_mlflow.journal.reading import left_behind
 from pypads.to_mlflow.journal.writing import JournalWriter
 from pypads.to_mlflow.link.spare import uploader_idle
-from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name, pypads_home
+from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name
 from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
-from pypads.to_mlflow.uploader.uploading import connection
 
 RunFunction = Callable[["PyPads"], None]
 
@@ -169,14 +168,14 @@ class PyPads:
         right away: then this waits for the run to be open and makes it MLflow's active
         run in this thread, as ``mlflow.start_run()`` would.
         """
-        mlflow = imported_mlflow()
+        uses_mlflow = script_uses_mlflow()
         if self._owns_run:
             self._environment.set(MLFLOW_TRACKING_URI=self.store.tracking_uri)
-            if mlflow is not None:
+            if uses_mlflow:
                 # MLflow prefers a URI set in-process over the environment.
                 self._previous_mlflow_uri = explicit_mlflow_uri()
                 self._set_mlflow_uri = True
-                mlflow.set_tracking_uri(self.store.tracking_uri)
+                set_mlflow_tracking_uri(self.store.tracking_uri)
         try:
             journal = JournalWriter.create(target)
         except OSError as error:  # tracking must never stop the user's script
@@ -184,14 +183,14 @@ class PyPads:
             return
         uploader = self.config["uploader"]
         writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
-                        in_process=uploader == "thread" or (uploader == "auto" and mlflow is not None),
+                        in_process=uploader == "thread" or (uploader == "auto" and uses_mlflow),
                         on_failure=self._stop_tracking, wait_timeout=self.config["flush_timeout"],
                         uploader_idle=self._uploader_idle)
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
         self.session.run = self._run = RunContext(writer, tuple(self.mappings))
         self._exit_hooks.install()
         writer.start()
-        if mlflow is not None and self._owns_run:
+        if uses_mlflow and self._owns_run:
             # The script may use MLflow's API at once: wait (within the link's bound) for
             # the run the uploader opens, and make it the active run of this thread.
             activate_run(writer.run_id, self.store.display_uri)
@@ -237,8 +236,8 @@ class PyPads:
         run.ending()
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
         self._environment.restore("MLFLOW_RUN_ID")
-        if closed and self._owns_run and imported_mlflow() is not None and run.writer.is_open:
-            connection().end_fluent_run(run.writer.run_id, status)
+        if closed and self._owns_run and script_uses_mlflow() and run.writer.is_open and run.writer.run_id is not None:
+            connection.end_fluent_run(run.writer.run_id, status)
 
     def _stop_tracking(self) -> None:
         """Calls go on untracked from now on (the run ends, or its journal cannot be written)."""
@@ -279,7 +278,7 @@ class PyPads:
         self._sites.clear()
         if self._set_mlflow_uri:
             # set_tracking_uri(None) unsets it in MLflow and in the environment.
-            importlib.import_module("mlflow").set_tracking_uri(self._previous_mlflow_uri)
+            set_mlflow_tracking_uri(self._previous_mlflow_uri)
             self._set_mlflow_uri = False
         self._environment.restore()
         if _active is self:

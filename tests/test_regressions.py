@@ -246,7 +246,7 @@ def test_metric_values_and_names_reach_mlflow_exactly_as_logged(make_tracker, st
 def test_the_end_waits_long_for_a_store_on_this_machine_and_briefly_for_a_server(uri, local):
     # A local store is never down but spends seconds creating MLflow's tables on first use.
     from pypads.to_mlflow.store import Store
-    from pypads.to_mlflow.uploader import LOCAL_TIMEOUT, SERVER_TIMEOUT, default_timeout
+    from pypads.to_mlflow.timeouts import LOCAL_TIMEOUT, SERVER_TIMEOUT, default_timeout
 
     store = Store(uri, None)
     assert store.is_local is local

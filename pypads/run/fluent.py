@@ -1,36 +1,19 @@
-"""The script's own MLflow, which pypads must not contradict: whether the script imported
-it, the run active in it, the tracking URI it set, and the environment variables through
-which its fluent API (``mlflow.log_*``) finds pypads' run.
+"""The run and the script's own MLflow, which pypads must not contradict: the store an
+active MLflow run decides, MLflow's active run in the script's thread, and the
+environment variables through which its fluent API (``mlflow.log_*``) finds pypads' run.
 
-Nothing here imports MLflow into a script that has not imported it.
+What MLflow itself is asked goes through :mod:`pypads.to_mlflow.access`, which imports
+MLflow into no script that has not imported it.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
-from types import ModuleType
 
 from pypads.core.errors import ConfigError, warn
 from pypads.core.privacy import redact_text
+from pypads.to_mlflow.access import connection, explicit_mlflow_uri, mlflow_tracking_uri
 from pypads.to_mlflow.store import Store, resolve_store
-from pypads.to_mlflow.uploader.uploading import connection
-
-
-def imported_mlflow() -> ModuleType | None:
-    """MLflow if this process has imported it, without importing it otherwise."""
-    if "mlflow" not in sys.modules:
-        return None
-    return importlib.import_module("mlflow")  # waits if another thread is importing it right now
-
-
-def active_mlflow_run_id() -> str | None:
-    """The run active in MLflow in this thread, without importing MLflow: a script
-    that has not imported it has no active run."""
-    mlflow = imported_mlflow()
-    active = mlflow.active_run() if mlflow is not None else None
-    return active.info.run_id if active is not None else None
 
 
 def store_for(uri: str | None, joined: str | None) -> Store:
@@ -38,21 +21,11 @@ def store_for(uri: str | None, joined: str | None) -> Store:
     ``uri`` naming another store then is a contradiction, refused."""
     if joined is None:
         return resolve_store(uri or explicit_mlflow_uri())
-    current = importlib.import_module("mlflow").get_tracking_uri()
+    current = mlflow_tracking_uri()
     if uri is not None and resolve_store(uri).tracking_uri != resolve_store(current).tracking_uri:
         raise ConfigError(f"uri: an MLflow run is active in {redact_text(current)}; "
                           f"pypads joins it there and cannot track into {redact_text(uri)}")
     return resolve_store(current)
-
-
-def explicit_mlflow_uri() -> str | None:
-    """A tracking URI the user set with ``mlflow.set_tracking_uri`` (the environment
-    is read by :func:`resolve_store` itself)."""
-    mlflow = imported_mlflow()
-    if mlflow is None:
-        return None
-    is_set = getattr(mlflow.tracking._tracking_service.utils, "is_tracking_uri_set", None)
-    return mlflow.get_tracking_uri() if callable(is_set) and is_set() else None
 
 
 def activate_run(run_id: str | None, display_uri: str) -> None:
@@ -66,7 +39,7 @@ def activate_run(run_id: str | None, display_uri: str) -> None:
              "and the uploader tries again", stacklevel=4)
         return
     try:
-        connection().start_fluent_run(run_id)
+        connection.start_fluent_run(run_id)
     except Exception as error:
         warn(f"pypads opened run {run_id} at {display_uri} but could not make it MLflow's active run here "
              f"({redact_text(str(error))})", stacklevel=4)

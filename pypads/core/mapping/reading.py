@@ -41,7 +41,8 @@ ARGUMENT_SOURCE = "<mapping argument>"
 @cache
 def mapping_schema() -> dict[str, Any]:
     """The published JSON Schema of mapping files."""
-    return json.loads(_schema_text())
+    schema: dict[str, Any] = json.loads(_schema_text())
+    return schema
 
 
 @cache
@@ -132,7 +133,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
             return f"unknown key(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(sorted(allowed))}"
     if error.validator == "enum":
         return f"{error.instance!r} is not one of {error.validator_value}"
-    return error.message
+    return str(error.message)
 
 
 def _specifier(text: str, source: str) -> SpecifierSet:

@@ -25,7 +25,8 @@ class PatchingLoader(importlib.abc.Loader):
         self.on_loaded = on_loaded
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
-        return self.loader.create_module(spec)
+        created: ModuleType | None = self.loader.create_module(spec)
+        return created
 
     def exec_module(self, module: ModuleType) -> None:
         if module.__spec__ is not None:
@@ -62,7 +63,7 @@ class PatchingFinder(importlib.abc.MetaPathFinder):
             find_spec = getattr(finder, "find_spec", None)
             if finder is self or find_spec is None:
                 continue
-            spec = find_spec(fullname, path, target)
+            spec: importlib.machinery.ModuleSpec | None = find_spec(fullname, path, target)
             if spec is not None:
                 break
         else:

@@ -27,6 +27,7 @@ from pypads.recording.callmonitor.folder import CallRecord, read_database
 from pypads.recording.callmonitor.replaying import find_function, unwrapped
 from pypads.recording.callmonitor.untrusted import check
 from pypads.recording.callmonitor.values import Pickled, Unsaved, Values
+from pypads.to_mlflow.access import connection
 
 __all__ = ["DB", "Args", "CallMonitorError", "Pickled", "Replay", "Unsaved", "load"]
 
@@ -215,11 +216,8 @@ def load(source: str | Path, allow_pickle: bool = False, tracking_uri: str | Non
 def _download(source: str, tracking_uri: str | None) -> Path:
     uri = source if source.startswith("runs:/") else f"runs:/{source}/{RUN_FOLDER}"
     target = Path(tempfile.mkdtemp(prefix="pypads-callmonitor-load-"))
-    # Imported here: a script that records calls should not pay a second for MLflow.
-    import mlflow.artifacts
-
-    try:
-        return Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target), tracking_uri=tracking_uri))
+    try:  # MLflow is imported at this first use: a script that records calls should not pay a second for it
+        return connection.download_artifacts(uri, target, tracking_uri)
     except Exception as error:
         raise CallMonitorError(f"cannot download a call database from {source}: {error}") from None
 

@@ -119,7 +119,9 @@ def _tensor_dtype(text: str) -> np.dtype[Any]:
 
 def _column_type(dtype: str) -> DataType:
     try:
-        return DataType.from_numpy_type(np.dtype(dtype)) or DataType.string
+        # MLflow leaves this classmethod unannotated
+        found: DataType | None = DataType.from_numpy_type(np.dtype(dtype))  # type: ignore[no-untyped-call]
+        return found or DataType.string
     except (TypeError, MlflowException):  # pandas' own dtypes (category, string), or one MLflow has no type for
         return DataType.string
 

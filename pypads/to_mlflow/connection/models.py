@@ -79,7 +79,7 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
         prefix = "" if child_run_id else f"{card.get('model_label')}."
         lines = [(prefix + key, value, timestamp, step, data) for key, value, timestamp, step, data in metrics_of(card)]
         log_linked_metrics(client, source, lines, dataset_of, warn, call, model_id=model.model_id)
-    return model.model_id
+    return str(model.model_id)
 
 
 def log_linked_metrics(client: MlflowClient, run_id: str, lines: list[tuple[str, float, int, int, str | None]],

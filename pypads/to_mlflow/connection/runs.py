@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import mlflow
+import mlflow.artifacts
 from mlflow.entities import RunStatus
 from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
@@ -76,3 +78,8 @@ def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: boo
     if only_if_running and client.get_run(run_id).info.status != RunStatus.to_string(RunStatus.RUNNING):
         return
     client.set_terminated(run_id, status)
+
+
+def download_artifacts(uri: str, target: Path, tracking_uri: str | None) -> Path:
+    """Download the artifacts at ``uri`` (``runs:/<id>/<path>``) into ``target``."""
+    return Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(target), tracking_uri=tracking_uri))

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pypads.to_mlflow.evaluation.drawing import new_figure, png
 from pypads.to_mlflow.evaluation.record import failed, file_name, names_or_default
@@ -70,19 +71,19 @@ def last_step(estimator: Any, feature_names: Sequence[str] | None) -> tuple[Any,
         return model, feature_names
 
 
-def values_of(model: Any) -> tuple[str, list[str], np.ndarray] | None:
+def values_of(model: Any) -> tuple[str, list[str], NDArray[Any]] | None:
     """(file kind, column names, one row per feature) from the model's importances or
     coefficients, or None when it has neither."""
     importance = attribute(model, "feature_importances_")
     if importance is not None:
-        column: np.ndarray = np.asarray(importance, dtype=float).reshape(-1, 1)
+        column: NDArray[Any] = np.asarray(importance, dtype=float).reshape(-1, 1)
         return "feature_importances", ["importance"], column
     coefficients = attribute(model, "coef_")
     if coefficients is None:
         return None
     if hasattr(coefficients, "toarray"):  # a sparse coef_ (an SVC fitted on sparse data)
         coefficients = coefficients.toarray()
-    values: np.ndarray = np.atleast_2d(np.asarray(coefficients, dtype=float))
+    values: NDArray[Any] = np.atleast_2d(np.asarray(coefficients, dtype=float))
     if values.shape[0] == 1:
         return "coefficients", ["coefficient"], values.T
     # one row per class (or target) in coef_: one column per class here, one row per feature
@@ -92,7 +93,7 @@ def values_of(model: Any) -> tuple[str, list[str], np.ndarray] | None:
     return "coefficients", [f"coefficient_{label}" for label in labels], values.T
 
 
-def table(names: list[str], columns: list[str], values: np.ndarray, rank: np.ndarray, order: np.ndarray) -> bytes:
+def table(names: list[str], columns: list[str], values: NDArray[Any], rank: NDArray[Any], order: NDArray[Any]) -> bytes:
     """Every feature, most important first."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -104,7 +105,7 @@ def table(names: list[str], columns: list[str], values: np.ndarray, rank: np.nda
     return buffer.getvalue().encode()
 
 
-def chart(names: list[str], columns: list[str], values: np.ndarray, rank: np.ndarray, top: np.ndarray, kind: str,
+def chart(names: list[str], columns: list[str], values: NDArray[Any], rank: NDArray[Any], top: NDArray[Any], kind: str,
           model: str) -> bytes:
     """The top features as horizontal bars, the most important on top: an importance, a
     signed coefficient (ranked by its size), or a multi-class model's mean |coefficient|."""

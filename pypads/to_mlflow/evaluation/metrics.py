@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pypads.to_mlflow.evaluation.record import Evaluation, array, class_labels, failed, not_finite, sample_rows, skipped
 
@@ -92,7 +93,7 @@ def classifier_scores(evaluation: Evaluation, found: Found) -> None:
         probability_scores(y_true, array(evaluation.scores), classes, found)
 
 
-def are_probabilities(scores: np.ndarray, classes: np.ndarray) -> bool:
+def are_probabilities(scores: NDArray[Any], classes: NDArray[Any]) -> bool:
     """Whether ``scores`` are predict_proba's rows (one column per class, each row summing
     to 1) rather than a decision function's margins."""
     return (scores.ndim == 2 and scores.shape[1] == len(classes) and scores.dtype.kind in "fiu"
@@ -100,7 +101,7 @@ def are_probabilities(scores: np.ndarray, classes: np.ndarray) -> bool:
             and bool(np.allclose(scores.sum(axis=1), 1.0, atol=1e-4)))
 
 
-def probability_scores(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray, found: Found) -> None:
+def probability_scores(y_true: NDArray[Any], scores: NDArray[Any], classes: NDArray[Any], found: Found) -> None:
     from sklearn import metrics
 
     if not_finite(y_true) or not_finite(scores):
@@ -131,7 +132,7 @@ def probability_scores(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarr
             y_true, scores, multi_class="ovr", average="weighted", labels=classes))
 
 
-def log_loss_of_many_classes(y_true: np.ndarray, probabilities: np.ndarray, classes: np.ndarray) -> float:
+def log_loss_of_many_classes(y_true: NDArray[Any], probabilities: NDArray[Any], classes: NDArray[Any]) -> float:
     """sklearn's log_loss, from each row's probability of its true class alone: sklearn
     one-hot encodes the targets first, which for 2000 rows of 10,000 classes took 6 s and
     900 MB. Clipped as sklearn clips, to [eps, 1 - eps] of the scores' float type."""
@@ -145,7 +146,7 @@ def log_loss_of_many_classes(y_true: np.ndarray, probabilities: np.ndarray, clas
     return float(-np.log(chosen).mean())
 
 
-def binary_column(scores: np.ndarray) -> np.ndarray | None:
+def binary_column(scores: NDArray[Any]) -> NDArray[Any] | None:
     """A binary model's score for its positive (second) class: predict_proba's second
     column, or the decision function itself."""
     if scores.ndim == 1:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pypads.to_mlflow.evaluation.drawing import new_figure, png
 from pypads.to_mlflow.evaluation.metrics import binary_column
@@ -93,7 +94,7 @@ def matrix_size(classes: int) -> tuple[float, float]:
     return side + 1.0, side
 
 
-def confusion_matrix(figure: Any, y_true: np.ndarray, y_pred: np.ndarray, classes: np.ndarray) -> None:
+def confusion_matrix(figure: Any, y_true: NDArray[Any], y_pred: NDArray[Any], classes: NDArray[Any]) -> None:
     from sklearn.metrics import confusion_matrix as counts_of
 
     counts = counts_of(y_true, y_pred, labels=classes)
@@ -114,7 +115,7 @@ def confusion_matrix(figure: Any, y_true: np.ndarray, y_pred: np.ndarray, classe
                       color="white" if counts[row, column] > threshold else "black")
 
 
-def curves(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray, drawn: Drawn) -> None:
+def curves(y_true: NDArray[Any], scores: NDArray[Any], classes: NDArray[Any], drawn: Drawn) -> None:
     """ROC and precision-recall curves: one for a binary model, one per class (one against
     the rest) for a multi-class model with probabilities."""
     if not_finite(y_true) or not_finite(scores):
@@ -152,14 +153,15 @@ def curves(y_true: np.ndarray, scores: np.ndarray, classes: np.ndarray, drawn: D
                    fixed_margins=True)
 
 
-def thinned(count: int) -> np.ndarray:
+def thinned(count: int) -> NDArray[Any]:
     """At most CURVE_POINTS indices out of ``count``, evenly spread, the first and last kept."""
     if count <= CURVE_POINTS:
         return np.arange(count)
-    return np.unique(np.linspace(0, count - 1, CURVE_POINTS).round().astype(int))
+    indices: NDArray[Any] = np.unique(np.linspace(0, count - 1, CURVE_POINTS).round().astype(int))
+    return indices
 
 
-def roc_curves(figure: Any, series: list[tuple[str, np.ndarray, np.ndarray]], binary: bool) -> None:
+def roc_curves(figure: Any, series: list[tuple[str, NDArray[Any], NDArray[Any]]], binary: bool) -> None:
     from sklearn.metrics import auc, roc_curve
 
     axes = figure.add_subplot()
@@ -176,7 +178,7 @@ def roc_curves(figure: Any, series: list[tuple[str, np.ndarray, np.ndarray]], bi
     axes.legend(loc="lower right", fontsize=8)
 
 
-def precision_recall_curves(figure: Any, series: list[tuple[str, np.ndarray, np.ndarray]], binary: bool) -> None:
+def precision_recall_curves(figure: Any, series: list[tuple[str, NDArray[Any], NDArray[Any]]], binary: bool) -> None:
     from sklearn.metrics import precision_recall_curve
 
     axes = figure.add_subplot()
@@ -228,12 +230,12 @@ def regressor_pictures(evaluation: Evaluation, drawn: Drawn) -> None:
     drawn.draw("predicted_vs_actual", lambda figure: predicted_vs_actual(figure, y_true, y_pred, shown))
 
 
-def scatter(axes: Any, x: np.ndarray, y: np.ndarray) -> None:
+def scatter(axes: Any, x: NDArray[Any], y: NDArray[Any]) -> None:
     # rasterized: thousands of markers as one image, not thousands of paths
     axes.scatter(x, y, s=8, alpha=0.5 if len(x) > 500 else 0.8, edgecolors="none", rasterized=True)
 
 
-def residuals(figure: Any, y_true: np.ndarray, y_pred: np.ndarray, shown: str) -> None:
+def residuals(figure: Any, y_true: NDArray[Any], y_pred: NDArray[Any], shown: str) -> None:
     axes = figure.add_subplot()
     scatter(axes, y_pred, y_true - y_pred)
     axes.axhline(0, color="grey", linestyle="--", linewidth=1)
@@ -242,7 +244,7 @@ def residuals(figure: Any, y_true: np.ndarray, y_pred: np.ndarray, shown: str) -
     axes.set_title(f"Residuals{shown}")
 
 
-def predicted_vs_actual(figure: Any, y_true: np.ndarray, y_pred: np.ndarray, shown: str) -> None:
+def predicted_vs_actual(figure: Any, y_true: NDArray[Any], y_pred: NDArray[Any], shown: str) -> None:
     axes = figure.add_subplot()
     scatter(axes, y_true, y_pred)
     low, high = float(min(y_true.min(), y_pred.min())), float(max(y_true.max(), y_pred.max()))
@@ -265,7 +267,7 @@ def clusterer_pictures(evaluation: Evaluation, drawn: Drawn) -> None:
     drawn.draw("cluster_sizes", lambda figure: cluster_sizes(figure, [str(name) for name in names], sizes))
 
 
-def cluster_sizes(figure: Any, names: list[str], sizes: np.ndarray) -> None:
+def cluster_sizes(figure: Any, names: list[str], sizes: NDArray[Any]) -> None:
     axes = figure.add_subplot()
     axes.bar(range(len(names)), sizes)
     axes.set_xticks(range(len(names)), names, rotation=45 if len(names) > 10 else 0)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 TASKS = ("classifier", "regressor", "clusterer")
 
@@ -20,23 +21,23 @@ class Evaluation:
     :func:`array` rather than trusting the annotation."""
 
     task: str  # "classifier" | "regressor" | "clusterer"
-    y_true: np.ndarray | None  # targets (None for a clusterer without y)
-    y_pred: np.ndarray  # estimator.predict(X) (cluster labels for a clusterer)
+    y_true: NDArray[Any] | None  # targets (None for a clusterer without y)
+    y_pred: NDArray[Any]  # estimator.predict(X) (cluster labels for a clusterer)
     # predict_proba (n, k) if the model has it, else decision_function ((n,) binary or (n, k)), else None
-    scores: np.ndarray | None = None
-    classes: np.ndarray | None = None  # estimator.classes_ (the column order of scores)
-    features: np.ndarray | None = None  # a numeric sample of X (clusterer: silhouette)
+    scores: NDArray[Any] | None = None
+    classes: NDArray[Any] | None = None  # estimator.classes_ (the column order of scores)
+    features: NDArray[Any] | None = None  # a numeric sample of X (clusterer: silhouette)
     inertia: float | None = None  # KMeans-like inertia_
     score: float | None = None  # estimator.score(X, y) if the script's process computed it
 
 
-def array(values: Any) -> np.ndarray:
+def array(values: Any) -> NDArray[Any]:
     """``values`` as a numpy array: a pandas Series or DataFrame gives its values, not its
     index (``np.asarray`` does that already, and keeps string and bool labels as they are)."""
     return np.asarray(values)
 
 
-def not_finite(values: np.ndarray) -> bool:
+def not_finite(values: NDArray[Any]) -> bool:
     """Whether ``values`` holds a NaN, an infinity or a missing value (None in an object
     array): a metric on it would be NaN or raise, so it is skipped instead."""
     if values.dtype.kind in "fc":
@@ -46,12 +47,13 @@ def not_finite(values: np.ndarray) -> bool:
     return False
 
 
-def class_labels(evaluation: Evaluation, y_true: np.ndarray, y_pred: np.ndarray) -> np.ndarray:
+def class_labels(evaluation: Evaluation, y_true: NDArray[Any], y_pred: NDArray[Any]) -> NDArray[Any]:
     """The classes in the model's order (the columns of its scores), else the sorted labels
     seen in the targets and the predictions, as scikit-learn orders ``classes_``."""
     if evaluation.classes is not None:
         return array(evaluation.classes)
-    return np.unique(np.concatenate([y_true.ravel(), y_pred.ravel()]))
+    labels: NDArray[Any] = np.unique(np.concatenate([y_true.ravel(), y_pred.ravel()]))
+    return labels
 
 
 def skipped(name: str, reason: str) -> str:
@@ -62,7 +64,7 @@ def failed(name: str, error: BaseException) -> str:
     return f"{name}: failed, {type(error).__name__}: {error}"
 
 
-def sample_rows(count: int, limit: int) -> np.ndarray | None:
+def sample_rows(count: int, limit: int) -> NDArray[Any] | None:
     """At most ``limit`` row indices out of ``count``, the same ones on every call (a fixed
     seed: two runs of one script give the same picture), in order; None if all fit."""
     if count <= limit:

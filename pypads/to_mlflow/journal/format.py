@@ -33,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pypads.to_mlflow.store import DEFAULT_EXPERIMENT, RunTarget, Store, pypads_home
+from pypads.core.home import pypads_home
+from pypads.to_mlflow.store import DEFAULT_EXPERIMENT, RunTarget, Store
 
 # --- files --------------------------------------------------------------------------
 META = "meta.json"
@@ -109,7 +110,8 @@ class JournalFolder:
         self._reserve = folder / RESERVE
 
     def meta(self) -> dict[str, Any]:
-        return json.loads((self.folder / META).read_text())
+        meta: dict[str, Any] = json.loads((self.folder / META).read_text())
+        return meta
 
     def set_run_id(self, run_id: str) -> None:
         self._update_meta(run_id=run_id)

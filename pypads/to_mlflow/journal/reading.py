@@ -155,7 +155,7 @@ class JournalReader(JournalFolder):
     def entry_content(self, entry: dict[str, Any]) -> bytes | None:
         """The content kept with ``entry`` (None if it has none)."""
         if "file" in entry:
-            return (self.folder / ENTRIES / entry["file"]).read_bytes()
+            return (self.folder / ENTRIES / str(entry["file"])).read_bytes()
         if "at" not in entry:
             return None
         with open(self._data, "rb") as data:
@@ -239,7 +239,7 @@ class JournalReader(JournalFolder):
 
 def _alive(owner: dict[str, Any]) -> bool:
     try:  # the start time tells a process from a later one that got the same pid
-        return abs(psutil.Process(owner["pid"]).create_time() - owner["started"]) < 1.0
+        return bool(abs(psutil.Process(owner["pid"]).create_time() - owner["started"]) < 1.0)
     except (psutil.Error, KeyError, TypeError):
         return False
 

@@ -12,12 +12,9 @@ The script's side of the link to it is :mod:`pypads.to_mlflow.link`; the timeout
 
 from __future__ import annotations
 
-from pypads.to_mlflow.timeouts import LOCAL_TIMEOUT, SERVER_TIMEOUT, AnswerClock, default_timeout, recovery_timeout
 from pypads.to_mlflow.uploader.recovery import Recovery, recover
 from pypads.to_mlflow.uploader.reports import Warn, WriterWarning, warn_locally
 from pypads.to_mlflow.uploader.serving import main, serve
-from pypads.to_mlflow.uploader.uploading import OpenRun, Uploader, connection
+from pypads.to_mlflow.uploader.uploading import OpenRun, Uploader
 
-# The timeout policy is re-exported: it lived here before pypads.to_mlflow.timeouts.
-__all__ = ["LOCAL_TIMEOUT", "SERVER_TIMEOUT", "AnswerClock", "OpenRun", "Recovery", "Uploader", "Warn", "WriterWarning",
-           "connection", "default_timeout", "main", "recover", "recovery_timeout", "serve", "warn_locally"]
+__all__ = ["OpenRun", "Recovery", "Uploader", "Warn", "WriterWarning", "main", "recover", "serve", "warn_locally"]

@@ -12,10 +12,9 @@ from __future__ import annotations
 import functools
 import importlib
 import shutil
-from collections.abc import Callable
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pypads.to_mlflow.access import connection
 from pypads.to_mlflow.journal.reading import JournalReader
 from pypads.to_mlflow.timeouts import AnswerClock
 from pypads.to_mlflow.uploader.reports import Warn
@@ -39,17 +38,15 @@ class ModelPages:
         journal: the run's journal, read for its models, cards and datasets.
         clock: times every MLflow call.
         warn: reports what is left out of a page, once per key.
-        connection: :mod:`pypads.to_mlflow.connection`, imported by the uploader on first use.
         pictures: whether to draw the models' pictures (not on a thread of the script:
             matplotlib must not load into its process).
     """
 
     def __init__(self, journal: JournalReader, clock: AnswerClock, warn: Warn,
-                 connection: Callable[[], ModuleType], pictures: bool = True) -> None:
+                 pictures: bool = True) -> None:
         self.journal = journal
         self._clock = clock
         self._warn = warn
-        self._connection = connection
         self._pictures = pictures
         self._saved: set[str] = set()  # keys of the models saved by this uploader
         self.child_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
@@ -77,7 +74,7 @@ class ModelPages:
                 self._warn(f"evaluation:{entry.get('label')}",
                            f"pypads could not evaluate {entry.get('label')}: {type(error).__name__}: {error}")
         if lines:
-            self._connection().log_linked_metrics(client, run_id, lines, self.journal.dataset, self._warn,
+            connection.log_linked_metrics(client, run_id, lines, self.journal.dataset, self._warn,
                                                   self._clock.call)
 
     def with_scores(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,7 +93,7 @@ class ModelPages:
             try:
                 pickled = self.journal.entry_content(entry)
                 if pickled is not None:
-                    self._connection().log_model(client, run_id, entry, pickled, self._clock.call,
+                    connection.log_model(client, run_id, entry, pickled, self._clock.call,
                                                  self.child_runs.get(label), experiment_id=experiment_id,
                                                  versions=versions, card=self._card(label),
                                                  dataset_of=self.journal.dataset, warn=self._warn)

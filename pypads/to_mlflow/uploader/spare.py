@@ -121,7 +121,7 @@ def _claim_fields(data: bytes) -> dict[str, Any] | None:
     if len(data) < 4 or len(data) != 4 + int.from_bytes(data[:4], "big"):
         return None
     try:
-        fields = json.loads(data[4:])
+        fields: Any = json.loads(data[4:])
     except ValueError:
         return None
     strings = (isinstance(fields, dict) and isinstance(fields.get("cwd"), str)
@@ -131,7 +131,8 @@ def _claim_fields(data: bytes) -> dict[str, Any] | None:
                and all(isinstance(key, str) and isinstance(value, str) for key, value in fields["environ"].items()))
     if not strings or set(fields) != {"argv", "sys_path", "cwd", "environ"}:
         return None
-    return fields
+    checked: dict[str, Any] = fields
+    return checked
 
 
 class Listener:

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import errno
 import functools
-import importlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pypads.to_mlflow.access import connection
 from pypads.to_mlflow.journal.format import run_target
 from pypads.to_mlflow.journal.reading import JournalReader
 from pypads.to_mlflow.store import RunTarget
@@ -24,18 +23,11 @@ from pypads.to_mlflow.timeouts import AnswerClock
 from pypads.to_mlflow.uploader.pages import ModelPages, StoreFailed
 from pypads.to_mlflow.uploader.reports import OncePerKey, Warn, warn_locally
 
-OpenRun = Callable[[RunTarget], tuple[Any, str]]
+if TYPE_CHECKING:  # MLflow is imported when the run is opened, not before
+    from mlflow.tracking import MlflowClient
+
+OpenRun = Callable[[RunTarget], "tuple[MlflowClient, str]"]
 """Opens a run: ``target -> (MlflowClient, run id)``."""
-
-
-def connection() -> ModuleType:
-    """:mod:`pypads.to_mlflow.connection`, imported on first use: it imports MLflow, which takes
-    a second that the script should not wait for."""
-    # MLflow first: while one thread opens the run inside MLflow's import (see
-    # link.base.hold_mlflow_import), which imports pypads.to_mlflow.connection, another thread must
-    # wait at MLflow's import, not hold pypads.to_mlflow.connection's import lock: that would deadlock.
-    importlib.import_module("mlflow")
-    return importlib.import_module("pypads.to_mlflow.connection")
 
 
 class Uploader:
@@ -86,14 +78,14 @@ class Uploader:
         # The run's experiment, for child runs and models: read once, and before a batch's
         # params when the batch has child runs (MLflow's get_run loads every param).
         self._experiment_id: str | None = None
-        self._pages = ModelPages(self.journal, self.clock, self._warn_once, connection, pictures)
+        self._pages = ModelPages(self.journal, self.clock, self._warn_once, pictures)
 
     def open(self) -> bool:
         """Open the run (or join the one the journal names), unless that happened already."""
         # Outside the lock: the first import of MLflow may run hold_mlflow_import's hook,
         # which opens the run on this very thread.
         try:
-            open_run = self._open_run or functools.partial(connection().open_run, start_time=self.start_time)
+            open_run = self._open_run or functools.partial(connection.open_run, start_time=self.start_time)
         except Exception as error:  # MLflow cannot even be imported
             open_run = _raise(error)
         with self._open_lock:
@@ -156,7 +148,7 @@ class Uploader:
             return False
         if status is not None and self.owns_run:
             try:
-                self.clock.call(connection().end_run, self.client, self.run_id, status, only_if_running)
+                self.clock.call(connection.end_run, self.client, self.run_id, status, only_if_running)
             except Exception as error:
                 self.failed = True
                 self._warn_once("end", f"could not end MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
@@ -172,27 +164,27 @@ class Uploader:
         return isinstance(self.failure, OSError) and self.failure.errno in (errno.ENOSPC, errno.EDQUOT)
 
     def _send(self) -> None:
+        run_id = self._open_run_id  # drain opened it
         batch = self.journal.read_new(self._since)
-        link = connection()
-        where = f"MLflow run {self.run_id} (kept in {self.journal.folder})"
+        where = f"MLflow run {run_id} (kept in {self.journal.folder})"
         try:
             if batch.child_runs:
                 self._experiment()
             if batch.has_entities:
-                link.write_entities(self.client, self.run_id, batch, self._warn_once, self.clock.call)
+                connection.write_entities(self.client, run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("batch", f"could not log to {where}: {error}")
             return
         try:
             if batch.datasets:
-                link.log_datasets(self.client, self.run_id, batch.datasets, self._warn_once, self.clock.call)
+                connection.log_datasets(self.client, run_id, batch.datasets, self._warn_once, self.clock.call)
             if batch.evaluations:  # before child runs: their metrics include the training scores
                 self._pages.evaluate(self.client, self._open_run_id, batch.evaluations)
             if batch.evaluations or batch.models:
-                self._pages.draw(self.run_id)
+                self._pages.draw(run_id)
             if batch.child_runs:
-                self._pages.child_runs.update(link.log_child_runs(self.client, self.run_id,
+                self._pages.child_runs.update(connection.log_child_runs(self.client, run_id,
                                                                   self._pages.with_scores(batch.child_runs),
                                                                   self._warn_once, self.clock.call,
                                                                   experiment_id=self._experiment(),
@@ -207,7 +199,7 @@ class Uploader:
             self._first_drain = False
         try:
             if paths:
-                link.upload_artifacts(self.client, self.run_id, self.journal, sorted(paths), self.clock.call)
+                connection.upload_artifacts(self.client, run_id, self.journal, sorted(paths), self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             if self.disk_full:
@@ -229,7 +221,7 @@ class Uploader:
 
     def _experiment(self) -> str:
         if self._experiment_id is None:
-            self._experiment_id = self.clock.call(self.client.get_run, self.run_id).info.experiment_id
+            self._experiment_id = self.clock.call(self.client.get_run, self._open_run_id).info.experiment_id
         return self._experiment_id
 
     def _send_pages(self) -> bool:
