@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pypads.config import Config
 from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile
@@ -62,7 +63,7 @@ def started_by_multiprocessing() -> bool:
     return rerun or is_multiprocessing_child()
 
 
-def start_run_functions(tracker: Any, run: RunContext, events: EventTable, config: Mapping[str, Any],
+def start_run_functions(tracker: Any, run: RunContext, events: EventTable, config: Config,
                         functions: Iterable[RunLogger | RunFunction]) -> threading.Thread | None:
     """Start the event loggers, then run the run functions not disabled: those that may
     run in the background on a thread, which is returned (``end_run`` waits for it)."""
@@ -73,8 +74,8 @@ def start_run_functions(tracker: Any, run: RunContext, events: EventTable, confi
             raise
         except BaseException as error:
             run.logger_failed(handler.logger.name, "run start", error)
-    settings = RunSettings.from_config(config, load_salt(pypads_home()))
-    wanted = [function for function in functions if function_name(function) not in config["disabled"]]
+    settings = RunSettings(config.env_allowlist, config.pseudonymize, load_salt(pypads_home()))
+    wanted = [function for function in functions if function_name(function) not in config.disabled]
     in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
     for function in wanted:
         if function not in in_background:

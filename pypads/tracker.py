@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pypads.config import Config
 from pypads.core.calls import CallSite, Session, set_tracking_session
 from pypads.core.errors import warn
 from pypads.core.home import pypads_home
@@ -21,8 +22,8 @@ from pypads.core.patching.dispatch import unregister
 from pypads.core.patching.importer import PatchingFinder
 from pypads.core.patching.patches import Patcher
 from pypads.core.privacy import REDACTED, load_salt, pseudonym
-from pypads.recording.defaults import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.recording.events import EventTable, check_hooks, merge_config, merge_logging_fns
+from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
+from pypads.recording.events import EventTable, check_hooks, merge_logging_fns
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
 from pypads.recording.run_loggers.system import login_name
@@ -47,7 +48,6 @@ from pypads.to_mlflow.access import (
 )
 from pypads.to_mlflow.journal.reading import left_behind
 from pypads.to_mlflow.journal.writing import JournalWriter
-from pypads.to_mlflow.link.spare import uploader_idle
 from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name
 from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
 
@@ -99,13 +99,13 @@ class PyPads:
         affected_modules: Iterable[str] | None = None,
     ) -> None:
         # Everything that can be wrong with the input is checked before anything changes.
-        self.config = merge_config(DEFAULT_CONFIG, config)
-        self._uploader_idle = uploader_idle(self.config["uploader_idle"])  # a malformed variable fails here
-        self.events = EventTable(self.config, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
+        self.config = Config.build(config)
+        logging_fns_merged = merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns)
+        self.events = EventTable(self.config.events, logging_fns_merged, self.config.disabled)
         self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
-        check_hooks(self.config, self.mappings)
+        check_hooks(self.config.events, self.mappings)
         self.init_run_fns = check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
-        check_disabled(self.config["disabled"], self.init_run_fns, merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns))
+        check_disabled(self.config.disabled, self.init_run_fns, logging_fns_merged)
 
         global _active
         if _active is not None:
@@ -114,7 +114,7 @@ class PyPads:
 
         # session.run: the run calls are tracked into (None once tracking stops, a full
         # disk, say); _run: the run to end, until it ends.
-        self.session = Session(self.config["recursion_depth"], self.config["recursion_identity"])
+        self.session = Session(self.config.recursion_depth, self.config.recursion_identity)
         set_tracking_session(self.session)
         self._run: RunContext | None = None
         self._environment = Environment()  # MLflow's variables, while the run lasts
@@ -181,11 +181,11 @@ class PyPads:
         except OSError as error:  # tracking must never stop the user's script
             warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking", stacklevel=3)
             return
-        uploader = self.config["uploader"]
+        uploader = self.config.uploader
         writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
                         in_process=uploader == "thread" or (uploader == "auto" and uses_mlflow),
-                        on_failure=self._stop_tracking, wait_timeout=self.config["flush_timeout"],
-                        uploader_idle=self._uploader_idle)
+                        on_failure=self._stop_tracking, wait_timeout=self.config.flush_timeout,
+                        uploader_idle=self.config.uploader_idle)
         writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
         self.session.run = self._run = RunContext(writer, tuple(self.mappings))
         self._exit_hooks.install()
@@ -198,7 +198,7 @@ class PyPads:
     def _run_user(self) -> str | None:
         """The new run's ``mlflow.user``: None (MLflow's, the login name), or with
         ``pseudonymize`` the login name's pseudonym, as ``environment/system.json`` has it."""
-        if not self.config.get("pseudonymize"):
+        if not self.config.pseudonymize:
             return None
         user = login_name()
         if user is None:
@@ -228,11 +228,11 @@ class PyPads:
         self._run = None
         self._stop_tracking()
         self._exit_hooks.uninstall()
-        timeout = self.config["flush_timeout"] or default_timeout(run.writer.target.store)
+        timeout = self.config.flush_timeout or default_timeout(run.writer.target.store)
         if self._run_loggers is not None:
             # Local work only (git, system, packages); first, as they may register
             # callbacks for the run's end (the hardware sampler stops in one).
-            self._run_loggers.join(self.config["flush_timeout"] or SERVER_TIMEOUT)
+            self._run_loggers.join(self.config.flush_timeout or SERVER_TIMEOUT)
         run.ending()
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
         self._environment.restore("MLFLOW_RUN_ID")
@@ -245,7 +245,7 @@ class PyPads:
 
     def _end_at_exit(self, status: str, failure: str | None) -> None:
         run = self._run
-        if failure and run is not None and self.config["log_on_failure"]:
+        if failure and run is not None and self.config.log_on_failure:
             run.writer.log_text("failure/traceback.txt", failure)
         self.end_run(status)
 

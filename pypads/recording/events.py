@@ -11,64 +11,17 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from pypads.core.errors import ConfigError
 from pypads.core.logger import Logger, LoggerOnEvent
 from pypads.core.mapping import MappingFile
-from pypads.core.schemas import schema_error
 from pypads.recording.content.serialize import WriteFormats
 from pypads.recording.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
 from pypads.recording.loggers.values import LAYOUTS
-
-CONFIG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "events": {
-            "type": "object",
-            "additionalProperties": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["on"],
-                "properties": {
-                    "on": {"type": "array", "items": {"type": "string"}},
-                    "with": {"type": "object"},
-                    "depth": {"type": "integer", "minimum": -1},
-                },
-            },
-        },
-        "recursion_identity": {"type": "boolean"},
-        "recursion_depth": {"type": "integer", "minimum": -1},
-        "log_on_failure": {"type": "boolean"},
-        "disabled": {"type": "array", "items": {"type": "string"}},
-        "env_allowlist": {"type": "array", "items": {"type": "string"}},
-        "pseudonymize": {"type": "boolean"},
-        "flush_timeout": {"type": ["number", "null"], "exclusiveMinimum": 0},
-        "uploader": {"enum": ["auto", "process", "thread"]},
-        "uploader_idle": {"type": ["number", "null"], "minimum": 0},
-    },
-}
-
-
-def merge_config(defaults: Mapping[str, Any], config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The user's config over the defaults, key by key, after validation."""
-    _require_mapping("config", config, '{"events": {...}, "recursion_depth": ...}')
-    merged = {**copy.deepcopy(dict(defaults)), **copy.deepcopy(dict(config or {}))}
-    if config:  # pypads' defaults pass (a test checks them): a script without config never imports jsonschema
-        _check_config(merged)
-    return merged
-
-
-def _check_config(merged: dict[str, Any]) -> None:
-    error = schema_error(merged, CONFIG_SCHEMA)
-    if error is not None:
-        if error.validator == "additionalProperties":
-            allowed = ", ".join(sorted(error.schema.get("properties", {})))
-            unknown = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-            raise ConfigError(f"config: at {error.json_path}: unknown key {unknown[0]!r} (allowed: {allowed})")
-        raise ConfigError(f"config: at {error.json_path}: {error.message}")
 
 
 def merge_logging_fns(
@@ -76,12 +29,13 @@ def merge_logging_fns(
 ) -> dict[str, tuple[Logger, ...]]:
     """The user's ``logging_fns`` over the defaults, event by event, each value checked
     to be a logger or a collection of loggers (a Logger subclass is instantiated)."""
-    _require_mapping("logging_fns", logging_fns, '{"output": Output(), "hardware": {Cpu(), Ram()}}')
+    require_mapping("logging_fns", logging_fns, '{"output": Output(), "hardware": {Cpu(), Ram()}}')
     merged = {**defaults, **(logging_fns or {})}
     return {event: _loggers(event, value) for event, value in merged.items()}
 
 
-def _require_mapping(argument: str, value: Any, example: str) -> None:
+def require_mapping(argument: str, value: Any, example: str) -> None:
+    """Raise a ConfigError unless ``value`` (the argument ``argument``) is None or a mapping."""
     # A string or a list here would otherwise fail deep inside dict() with a raw error.
     if value is not None and not isinstance(value, Mapping):
         raise ConfigError(
@@ -142,18 +96,18 @@ def check_option_kinds(options: Mapping[str, Any], where: Callable[[str], str]) 
             raise ConfigError(f"{where(option)}: {value!r} is not a valid {option} (expected {kind[0]})")
 
 
-def check_hooks(config: Mapping[str, Any], mappings: Iterable[MappingFile]) -> None:
-    """Raise a ConfigError for a hook in ``config["events"]`` that neither a loaded mapping
-    file nor pypads' own defaults define: a typo (``pypads_fitt``) would track nothing."""
+def check_hooks(events: Mapping[str, Event], mappings: Iterable[MappingFile]) -> None:
+    """Raise a ConfigError for a hook of ``events`` that neither a loaded mapping file nor
+    pypads' own defaults define: a typo (``pypads_fitt``) would track nothing."""
     known = {rule.hook for file in mappings for entry in file.entries for rule in entry.rules}
     known |= {hook for spec in DEFAULT_CONFIG["events"].values() for hook in spec["on"]}
-    for event, spec in config["events"].items():
-        for index, hook in enumerate(spec["on"]):
+    for name, event in events.items():
+        for index, hook in enumerate(event.hooks):
             if hook in known:
                 continue
             close = difflib.get_close_matches(hook, sorted(known), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f" (known hooks: {', '.join(sorted(known))})"
-            raise ConfigError(f"config: at $.events.{event}.on[{index}]: no mapping file defines the hook {hook!r}{hint}")
+            raise ConfigError(f"config: at $.events.{name}.on[{index}]: no mapping file defines the hook {hook!r}{hint}")
 
 
 def _loggers(event: str, value: Any) -> tuple[Logger, ...]:
@@ -171,33 +125,43 @@ def _loggers(event: str, value: Any) -> tuple[Logger, ...]:
     return tuple(sorted(loggers, key=lambda logger: logger.name))
 
 
-def event_depth(event: str, spec: Mapping[str, Any]) -> int:
-    """How deeply nested a call the event's loggers see: its ``depth`` in the config, else
-    pypads' default for that event (``DEFAULT_EVENT_DEPTHS``, -1: every depth)."""
-    return int(spec.get("depth", DEFAULT_EVENT_DEPTHS.get(event, -1)))
+@dataclass(frozen=True)
+class Event:
+    """One event of the config: the hooks it is on, the options it gives its loggers
+    (``with``), and how deeply nested a call they see (``depth``)."""
+
+    hooks: tuple[str, ...]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    depth: int = -1
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Mapping[str, Any]) -> Event:
+        """The event of a validated config entry: ``{"on": [...], "with": {...}, "depth": 0}``;
+        without ``depth``, pypads' default for the event (``DEFAULT_EVENT_DEPTHS``)."""
+        return cls(tuple(spec["on"]), MappingProxyType(copy.deepcopy(dict(spec.get("with", {})))),
+                   int(spec.get("depth", DEFAULT_EVENT_DEPTHS.get(name, -1))))
 
 
 class EventTable:
     """From the hooks of an attribute to the handlers its calls must run."""
 
-    def __init__(self, config: Mapping[str, Any], loggers: Mapping[str, tuple[Logger, ...]]) -> None:
+    def __init__(self, events: Mapping[str, Event], loggers: Mapping[str, tuple[Logger, ...]],
+                 disabled: Collection[str] = ()) -> None:
         self._by_hook: dict[str, list[LoggerOnEvent]] = {}
         self._for_hooks: dict[frozenset[str], tuple[LoggerOnEvent, ...]] = {}  # a cache per table, dropped with it
-        for event, spec in config["events"].items():
-            if event not in loggers:
+        for name, event in events.items():
+            if name not in loggers:
                 known = ", ".join(sorted(loggers))
-                raise ConfigError(f"config: at $.events.{event}: unknown event {event!r} (known events: {known})")
-            options = spec.get("with", {})
-            depth = event_depth(event, spec)
-            for logger in loggers[event]:
-                if logger.name in config.get("disabled", ()):
+                raise ConfigError(f"config: at $.events.{name}: unknown event {name!r} (known events: {known})")
+            for logger in loggers[name]:
+                if logger.name in disabled:
                     continue
-                given = logger.check_options(options, f"config: at $.events.{event}.with")
-                check_option_kinds(logger.options, functools.partial(_given_in, f"logging_fns[{event!r}]: {logger!r}"))
-                check_option_kinds(given, functools.partial(_option_of, f"config: at $.events.{event}.with"))
+                given = logger.check_options(event.options, f"config: at $.events.{name}.with")
+                check_option_kinds(logger.options, functools.partial(_given_in, f"logging_fns[{name!r}]: {logger!r}"))
+                check_option_kinds(given, functools.partial(_option_of, f"config: at $.events.{name}.with"))
                 merged = {**logger.options, **given}
-                handler = LoggerOnEvent(event, logger, merged, depth, before=type(logger).pre is not Logger.pre)
-                for hook in spec["on"]:
+                handler = LoggerOnEvent(name, logger, merged, event.depth, before=type(logger).pre is not Logger.pre)
+                for hook in event.hooks:
                     self._by_hook.setdefault(hook, []).append(handler)
 
     def handlers(self) -> list[LoggerOnEvent]:

@@ -17,7 +17,7 @@ from pypads.core.mapping import mapping_schema, read_mapping_file
 from pypads.core.mapping.files import default_mapping_paths
 from pypads.core.mapping.reading import validation_mark
 from pypads.recording.defaults import DEFAULT_CONFIG
-from pypads.recording.events import CONFIG_SCHEMA
+from pypads.config import CONFIG_SCHEMA
 
 
 def mapping_document(**entry_changes):
@@ -115,7 +115,7 @@ def test_shipped_mappings_validate_against_the_published_schema():
 
 
 def test_the_default_config_is_valid():
-    # PyPads() without config does not validate it (see events.merge_config)
+    # PyPads() without config does not validate it (see pypads.config)
     jsonschema.validate(DEFAULT_CONFIG, CONFIG_SCHEMA)
 
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pypads.core.privacy import pseudonym
 from pypads.run.context import RunContext
@@ -17,10 +16,6 @@ class RunSettings:
     env_allowlist: tuple[str, ...] = ()
     pseudonymize: bool = False
     salt: str = ""
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any], salt: str) -> RunSettings:
-        return cls(tuple(config.get("env_allowlist", ())), bool(config.get("pseudonymize", False)), salt)
 
     def identifying(self, value: str) -> str:
         """``value`` itself, or its pseudonym when the config asks for pseudonyms."""
