@@ -8,6 +8,7 @@
     python3 dev.py stage                   # the stage tier: one stage against its real neighbours (a minute or two)
     python3 dev.py e2e                     # the end-to-end tier: real scripts, uploaders and stores (15-25 minutes)
     python3 dev.py lint                    # ruff and mypy, as pyproject.toml configures them
+    python3 dev.py floors                  # redraw the floors' picture in docs/design.md from the code
     python3 dev.py ci                      # lint, then the suite on the oldest and the newest supported Python
 
 Installing means: Poetry in ``.tools/`` (a private virtualenv), the project and its
@@ -158,6 +159,11 @@ def install(interpreter: Path | None = None) -> Path:
 
 def main(argv: list[str]) -> int:
     task = argv[1] if len(argv) > 1 else ""
+    if task == "floors":  # no install: the picture is read from the source with the standard library
+        from tools.layout import write_picture
+
+        write_picture()
+        return 0
     if task not in {"example", "test", "ci", "lint", *TIERS}:
         print(__doc__)
         return 2

@@ -15,12 +15,13 @@ from pypads.config import Config
 from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile
-from pypads.core.privacy import load_salt
+from pypads.core.privacy import REDACTED
 from pypads.core.processes import is_multiprocessing_child
+from pypads.core.pseudonyms import load_salt, pseudonym
 from pypads.recording.events import EventTable
 from pypads.recording.narrator import logger
 from pypads.recording.run_loggers import RunLogger, RunSettings
-from pypads.recording.run_loggers.system import write_system_facts
+from pypads.recording.run_loggers.system import login_name, write_system_facts
 from pypads.run.context import RunContext
 
 RunFunction = Callable[[Any], None]
@@ -149,3 +150,17 @@ def prepare_imports(libraries: Iterable[str], clear: bool, reload: bool, report:
             "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
             len(loaded), ", ".join(sorted(libraries)),
         )
+
+
+def run_user(pseudonymize: bool) -> str | None:
+    """A new run's ``mlflow.user``: None (MLflow's, the login name), or with
+    ``pseudonymize`` the login name's pseudonym, as ``environment/system.json`` has it."""
+    if not pseudonymize:
+        return None
+    user = login_name()
+    if user is None:
+        return REDACTED
+    try:
+        return pseudonym(user, load_salt(pypads_home()))
+    except OSError:  # no salt to be had: the name must still not be logged
+        return REDACTED

@@ -21,12 +21,10 @@ from pypads.core.mapping import MappingFile, load_mappings
 from pypads.core.patching.dispatch import unregister
 from pypads.core.patching.importer import PatchingFinder
 from pypads.core.patching.patches import Patcher
-from pypads.core.privacy import REDACTED, load_salt, pseudonym
 from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.recording.events import EventTable, check_hooks, merge_logging_fns
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
-from pypads.recording.run_loggers.system import login_name
 from pypads.run.context import RunContext
 from pypads.run.fluent import Environment, activate_run, store_for
 from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
@@ -36,6 +34,7 @@ from pypads.startup import (
     check_run_functions,
     mapping_summary,
     prepare_imports,
+    run_user,
     start_run_functions,
     started_by_multiprocessing,
 )
@@ -137,7 +136,7 @@ class PyPads:
         joined = active_mlflow_run_id()
         self.store: Store = store_for(uri, joined)
         self._owns_run = joined is None
-        self._start_run(RunTarget(self.store, self.experiment_name, joined, self._run_user()))
+        self._start_run(RunTarget(self.store, self.experiment_name, joined, run_user(self.config.pseudonymize)))
 
         prepare_imports(self._patcher.libraries(), clear_imports, reload_modules, reload_warnings, affected_modules)
         self._finder.install()
@@ -194,19 +193,6 @@ class PyPads:
             # The script may use MLflow's API at once: wait (within the link's bound) for
             # the run the uploader opens, and make it the active run of this thread.
             activate_run(writer.run_id, self.store.display_uri)
-
-    def _run_user(self) -> str | None:
-        """The new run's ``mlflow.user``: None (MLflow's, the login name), or with
-        ``pseudonymize`` the login name's pseudonym, as ``environment/system.json`` has it."""
-        if not self.config.pseudonymize:
-            return None
-        user = login_name()
-        if user is None:
-            return REDACTED
-        try:
-            return pseudonym(user, load_salt(pypads_home()))
-        except OSError:  # no salt to be had: the name must still not be logged
-            return REDACTED
 
     def _on_run_open(self, run_id: str) -> None:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in

@@ -206,16 +206,17 @@ def test_a_large_artifact_staged_while_a_small_one_uploads_is_not_lost(store_uri
 
 
 def test_recovering_a_journal_never_moves_its_committed_mark_back(tmp_path):
-    from pypads.to_mlflow.journal import Journal
+    from pypads.to_mlflow.journal import JournalReader, JournalWriter
     from pypads.to_mlflow.store import RunTarget, Store
 
-    journal = Journal.create(RunTarget(Store("sqlite:///unused.db", None), "x"), root=tmp_path)
+    journal = JournalWriter.create(RunTarget(Store("sqlite:///unused.db", None), "x"), root=tmp_path)
     journal.record({"kind": "metric", "key": "m", "value": 1.0, "timestamp": 0, "step": 0})
     journal.record({"kind": "metric", "key": "m", "value": 2.0, "timestamp": 0, "step": 1})
     journal.close()  # the file cut at its last line
     committed = (journal.folder / "entities.jsonl").stat().st_size
-    journal.commit(committed)
-    batch = Journal(journal.folder).read_new(journal.committed())
+    uploaded = JournalReader(journal.folder)
+    uploaded.commit(committed)
+    batch = JournalReader(journal.folder).read_new(uploaded.committed())
     assert batch.metrics == [] and batch.offset == committed
 
 

@@ -19,7 +19,8 @@ from conftest import RunView, journals_uploaded, only_run, run_script, store_of
 from mlflow.tracking import MlflowClient
 
 from pypads.core import privacy
-from pypads.core.privacy import REDACTED, is_secret_name, load_salt, redact_argv, redact_params, redact_text
+from pypads.core.privacy import REDACTED, is_secret_name, redact_argv, redact_params, redact_text
+from pypads.core.pseudonyms import load_salt
 from pypads.to_mlflow.store import Store
 
 PASSWORD = "hunter2"

@@ -1,5 +1,5 @@
-"""Keeping secrets out of runs and out of the console: the redaction rules, the salt
-of pseudonyms and pseudonyms for machines.
+"""Keeping secrets out of runs and out of the console: the redaction rules (pseudonyms
+for machines are :mod:`pypads.core.pseudonyms`).
 
 It imports nothing of pypads, so that every module may use it (the store, the journal,
 the uploader process) without an import cycle.
@@ -23,13 +23,9 @@ The rules, in one place:
 from __future__ import annotations
 
 import copy
-import hashlib
-import os
 import re
-import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
-from pathlib import Path
 from typing import Any
 
 REDACTED = "***"
@@ -56,9 +52,6 @@ _QUOTED_KEY = re.compile(r"""(?P<key>(?P<quote>['"])(?P<name>[A-Za-z_][\w.\-]*)(
 _ATOMS = frozenset({str, int, float, bool, type(None), bytes, complex})
 # How deep :func:`redact` walks: deeper values are left as they are (no recursion error).
 MAX_DEPTH = 50
-SALT_MODE = 0o600  # the salt makes pseudonyms reversible to whoever reads it
-MIN_SALT_LENGTH = 16
-MAX_SALT_BYTES = 1024  # a salt file is read back: never more than this
 
 
 def is_secret_name(name: str) -> bool:
@@ -265,58 +258,6 @@ def _elements(value: Any, level: int) -> Iterator[Any]:
     for _ in range(level):
         elements = chain.from_iterable(elements)
     return elements
-
-
-def pseudonym(value: str, salt: str) -> str:
-    """A stable salted hash standing for an identifying value (hostname, IP, MAC)."""
-    return "anon-" + hashlib.sha256(f"{salt}:{value}".encode()).hexdigest()[:16]
-
-
-def load_salt(home: Path) -> str:
-    """The salt of pseudonyms kept in ``home/salt``, readable by its owner only, made
-    at the first call. Two processes making it at once get the same salt: it is written
-    in full to a file of its own, then linked into place, which only one of them can do.
-    Raises ``OSError`` if it can neither be read nor made."""
-    path = home / "salt"
-    salt = _read_salt(path)
-    if salt is not None:
-        return salt
-    home.mkdir(parents=True, exist_ok=True)
-    staging = home / f".salt.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, SALT_MODE)
-    try:
-        with os.fdopen(descriptor, "w") as stream:
-            stream.write(secrets.token_hex(16))
-        try:
-            os.link(staging, path)
-        except OSError:  # made meanwhile, left unusable by an older pypads, or no hard links here
-            if _read_salt(path) is None:
-                os.replace(staging, path)
-    finally:
-        staging.unlink(missing_ok=True)
-    salt = _read_salt(path)
-    if salt is None:
-        raise OSError(f"pypads cannot read the salt it made in {path}")
-    return salt
-
-
-def _read_salt(path: Path) -> str | None:
-    """The salt at ``path`` (made owner-only if an older pypads left it readable to
-    all); None if there is none, or what is there cannot be one: empty (a crash while
-    it was written), short, not text."""
-    try:
-        with open(path, "rb") as stream:
-            salt = stream.read(MAX_SALT_BYTES).decode().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if len(salt) < MIN_SALT_LENGTH:
-        return None
-    try:
-        if os.stat(path).st_mode & 0o077:
-            os.chmod(path, SALT_MODE)
-    except OSError:  # not ours to change (a shared home): still the salt to use
-        pass
-    return salt
 
 
 def _is_secret(name: str, words: frozenset[str]) -> bool:

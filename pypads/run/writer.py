@@ -168,7 +168,7 @@ class Writer:
 
     def log_entry(self, entry: Mapping[str, Any], content: bytes | None = None) -> None:
         """A journal entry the uploader turns into more than a value: a model (its pickle
-        in ``content``), a dataset input, a child run (see ``Journal.record_entry``)."""
+        in ``content``), a dataset input, a child run (see ``JournalWriter.record_entry``)."""
         self._late(lambda: self.journal.record_entry(dict(entry), content))
 
     def log_text(self, artifact_path: str, text: str) -> None:

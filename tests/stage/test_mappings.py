@@ -13,11 +13,11 @@ from conftest import run_script
 from sklearn.tree import DecisionTreeClassifier
 
 from pypads import MappingError, PyPads
+from pypads.config import CONFIG_SCHEMA
 from pypads.core.mapping import mapping_schema, read_mapping_file
 from pypads.core.mapping.files import default_mapping_paths
 from pypads.core.mapping.reading import validation_mark
 from pypads.recording.defaults import DEFAULT_CONFIG
-from pypads.config import CONFIG_SCHEMA
 
 
 def mapping_document(**entry_changes):

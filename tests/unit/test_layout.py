@@ -1,78 +1,17 @@
-"""The package's layout: four floors, imports pointing down, no cycle between modules.
+"""The package's layout: four floors, imports pointing down, no cycle between modules,
+modules one reads in one sitting, and the floors' picture in docs/design.md up to date.
 
-Read from the source, so a cycle is found however the modules happen to be imported today."""
+Read from the source (tools/layout.py), so a cycle is found however the modules happen
+to be imported today."""
 
 from __future__ import annotations
 
-import ast
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "pypads"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository's own tools
 
-
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-# The floors, from the ground up; every other module of pypads is on the top floor
-# (PyPads, start-up, reading runs back, the command line, the seed's faces).
-FLOORS = ("pypads.core", "pypads.to_mlflow", "pypads.run", "pypads.recording")
-
-
-def floor_of(module: str) -> int:
-    for number, floor in enumerate(FLOORS, start=1):
-        if module == floor or module.startswith(floor + "."):
-            return number
-    return len(FLOORS) + 1
-
-
-def type_checking_blocks(tree: ast.Module) -> list[ast.stmt]:
-    return [statement for node in tree.body
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for statement in node.body]
-
-
-def imports_of(path: Path, known: dict[str, Path], type_only: bool = False) -> set[str]:
-    """The pypads modules ``path`` imports when it runs (imports inside functions are not
-    run at import), and with ``type_only`` those of its ``if TYPE_CHECKING:`` blocks too."""
-    found = set()
-    tree = ast.parse(path.read_text())
-    for node in [*tree.body, *(type_checking_blocks(tree) if type_only else [])]:
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in known)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pypads"):
-            for alias in node.names:  # a submodule imported by name is an edge to it, not to its package
-                submodule = f"{node.module}.{alias.name}"
-                found.add(submodule if submodule in known else node.module)
-    return found
-
-
-def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
-    """A cycle of the graph, as the list of its modules, or None."""
-    state: dict[str, str] = {}  # "open" while on the path, "done" once explored
-    path: list[str] = []
-
-    def visit(name: str) -> list[str] | None:
-        state[name] = "open"
-        path.append(name)
-        for target in sorted(graph[name]):
-            if state.get(target) == "open":
-                return path[path.index(target):] + [target]
-            if target not in state and (found := visit(target)):
-                return found
-        path.pop()
-        state[name] = "done"
-        return None
-
-    for name in sorted(graph):
-        if name not in state and (found := visit(name)):
-            return found
-    return None
+from tools.layout import DESIGN, FLOORS, cycle_in, design_block, floor_of, imports_of, modules, picture  # noqa: E402
 
 
 def test_no_module_of_pypads_imports_itself_back_through_others():
@@ -101,3 +40,14 @@ def test_imports_point_down_the_floors():
 def test_the_cycle_check_finds_a_cycle():
     assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert cycle_in({"a": {"b"}, "b": set()}) is None
+
+
+def test_every_module_reads_in_one_sitting():
+    longer = {name: len(path.read_text().splitlines()) for name, path in modules().items()}
+    assert {name: lines for name, lines in longer.items() if lines > 300} == {}
+
+
+def test_the_floors_picture_in_the_design_document_is_the_codes():
+    drawn = picture()
+    assert "core -->" not in drawn  # the ground floor has no arrow out
+    assert design_block(DESIGN.read_text()) == drawn, "the picture is out of date: run python3 dev.py floors"

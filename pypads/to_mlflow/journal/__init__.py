@@ -34,11 +34,5 @@ from pypads.to_mlflow.journal.reading import MAX_TAG_LENGTH, Batch, JournalReade
 from pypads.to_mlflow.journal.writing import JournalWriter
 
 __all__ = ["ENTRY_KINDS", "INLINE_LIMIT", "MAX_TAG_LENGTH", "PRIVATE_FILE", "PRIVATE_FOLDER", "RESERVE_BYTES", "Batch",
-           "Journal", "JournalReader", "JournalWriter", "journal_root", "left_behind", "write_atomically",
+           "JournalReader", "JournalWriter", "journal_root", "left_behind", "write_atomically",
            "write_then_name"]
-
-
-class Journal(JournalWriter, JournalReader):
-    """Both sides of one journal in one object, for tools and tests that write a
-    journal and read it back in one process. pypads itself writes with a
-    :class:`JournalWriter` (the script) and reads with a :class:`JournalReader` (the uploader)."""
