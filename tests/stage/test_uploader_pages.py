@@ -1,0 +1,57 @@
+"""The uploader's end of a run that compares two models, from a journal written as the
+script writes it, into a real SQLite store: each child run gets its datasets, params,
+training scores, pictures and end."""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+
+import numpy as np
+from mlflow.tracking import MlflowClient
+from sklearn.datasets import load_iris
+from sklearn.tree import DecisionTreeClassifier
+
+from pypads.to_mlflow.journal import JournalWriter
+from pypads.to_mlflow.store import RunTarget, Store
+from pypads.to_mlflow.uploader.uploading import Uploader
+
+
+def journal_of_two_trees(tmp_path: Path, store_uri: str) -> Path:
+    X, y = load_iris(return_X_y=True)
+    writer = JournalWriter.create(RunTarget(Store(store_uri, tmp_path / "artifacts"), "pages"), tmp_path / "journal")
+    writer.record_entry({"kind": "dataset", "name": "X", "digest": "0" * 16, "source": "X", "context": "training", "profile": {},
+                         "schema": None, "columns": None})
+    for label, depth in (("shallow", 1), ("deep", None)):
+        tree = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+        buffer = io.BytesIO()
+        np.savez(buffer, y_true=y, y_pred=tree.predict(X), scores=tree.predict_proba(X), classes=tree.classes_)
+        writer.record_entry({"kind": "evaluation", "label": label, "task": "classifier", "prefix": "training",
+                             "timestamp": 1000, "default_score": "classifier", "data": "X"}, buffer.getvalue())
+        writer.record_entry({"kind": "model", "key": label, "name": label, "module": "sklearn.tree._classes",
+                             "label": label, "input": None, "output": None, "predicts": True, "params": {},
+                             "tags": {"estimator_name": "DecisionTreeClassifier"}}, pickle.dumps(tree))
+    for label, depth in (("shallow", "1"), ("deep", "None")):
+        writer.record_entry({"kind": "child_run", "name": label, "model_label": label, "params": {"max_depth": depth},
+                             "datasets": [["X", "training"]], "metrics": [], "start_time": 1000, "end_time": 2000,
+                             "tags": {"pypads.model": label}})
+    writer.close()
+    return writer.folder
+
+
+def test_each_child_run_gets_its_datasets_params_training_scores_pictures_and_end(tmp_path, store_uri):
+    uploader = Uploader(journal_of_two_trees(tmp_path, store_uri))
+    assert uploader.finish("FINISHED")
+
+    client = MlflowClient(store_uri)
+    parent = client.get_run(uploader.run_id)
+    children = {run.info.run_name: run for run in client.search_runs(
+        [parent.info.experiment_id], f"tags.mlflow.parentRunId = '{uploader.run_id}'")}
+    assert set(children) == {"shallow", "deep"}
+    for label, child in children.items():
+        assert child.info.status == "FINISHED" and child.info.end_time == 2000
+        assert child.data.params == {"max_depth": "1" if label == "shallow" else "None"}
+        assert "training_accuracy_score" in child.data.metrics
+        assert [dataset.dataset.name for dataset in child.inputs.dataset_inputs] == ["X"]
+        assert "training_confusion_matrix.png" in {item.path for item in client.list_artifacts(child.info.run_id)}
