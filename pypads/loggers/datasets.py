@@ -171,7 +171,11 @@ class Datasets(Logger):
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None:
             return
-        features, targets = data_arguments(call)
+        args = call.args
+        if args and not call.kwargs and call.instance is None and METRIC_HOOK in call.hooks:
+            features, targets = args[0], None  # data_arguments' first case, without its frame: a metric in a loop
+        else:
+            features, targets = data_arguments(call)
         if features is None:
             return
         found = catalogue(call)

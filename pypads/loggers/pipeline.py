@@ -144,25 +144,27 @@ class PipelineTracker(Logger):
         parent = call.parent
         if parent is not None and not parent.tracked:
             parent = _tracked_parent(call)
+        order, instance, nodes = call.order, call.instance, graph.nodes
         with graph.lock:
-            if len(graph.nodes) >= options["max_calls"]:
+            if len(nodes) >= options["max_calls"]:
                 place = (call.depth, call.name, graph.parent_call(parent))
                 graph.omitted[place] = graph.omitted.get(place, 0) + 1
                 return
-            graph.node_ids.add(call.order)
-            if call.order > graph.last_node:
-                graph.last_node = call.order
+            graph.node_ids.add(order)
+            if order > graph.last_node:
+                graph.last_node = order
             if graph.first_call is None:
-                graph.first_call = type(call.instance) if call.instance is not None else call.function
-            graph.nodes.append((
-                call.order, call.name, _kinds(call.hooks),
-                graph.instance_label(call.instance) if call.instance is not None else None,
+                graph.first_call = type(instance) if instance is not None else call.function
+            nodes.append((
+                order, call.name, _kinds(call.hooks),
+                graph.instance_label(instance) if instance is not None else None,
                 call.number, call.depth, parent.order if parent is not None else None,
                 sorted(named_arguments(call)) if options["pipeline_args"] else None,
             ))
-            sources = _data_sources(graph, call) if graph.producers else None  # none while nothing returned data
-            if sources:
-                graph.data_edges[call.order] = sources
+            if graph.producers:  # no data edge while no call has returned data
+                sources = _data_sources(graph, call)
+                if sources:
+                    graph.data_edges[order] = sources
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
