@@ -234,15 +234,19 @@ class CallSite:
         return Call(original, name, instance, owner, args, kwargs, self.hooks, run, order, number, depth, parent,
                     tracked, time.perf_counter())
 
-    def _pre(self, call: Call) -> list[Any]:
-        """What each handler's ``pre`` returned, for its ``post``; called while the call
-        is marked as pypads' work, only for a site with a handler that has a ``pre`` (a
-        metric's, whose every call comes through here, has none)."""
-        states: list[Any] = [None] * len(self.handlers)
+    def _pre(self, call: Call) -> list[Any] | None:
+        """What each handler's ``pre`` returned, for its ``post`` (None: every one returned
+        None, as the pipeline's, the one ``pre`` of a metric's call); called while the call
+        is marked as pypads' work, only for a site with a handler that has a ``pre``."""
+        states: list[Any] | None = None
         for index, pre, options, depth in self._pre_phases:
             if depth < 0 or call.depth <= depth:  # the event's depth: what the logger sees
                 try:
-                    states[index] = pre(call, options)
+                    state = pre(call, options)
+                    if state is not None:
+                        if states is None:
+                            states = [None] * len(self.handlers)
+                        states[index] = state
                 except PASSES_THROUGH_LOGGERS:
                     raise
                 except BaseException as error:  # a logger must never break the user's call

@@ -65,7 +65,7 @@ class Metric(Logger):
         # numbers.Real ABC costs microseconds on a path that runs on every call.
         if isinstance(value, float) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
             if origin is None or origin.model is None:
-                call.run.writer.log_metric(series, float(value), step=step)
+                call.run.writer.log_metric(series, float(value), step)
                 return
             # A score of a model: its page shows it too, with the same timestamp (MLflow
             # then keeps one point in the run's history for both).
