@@ -100,7 +100,8 @@ def _user_series(known: Lineage, call: Call) -> tuple[str, Origin | None]:
     args, kwargs = call.args, call.kwargs
     last = _last_scored
     if (last is not None and last.lineage is known and last.origins_version == known.origins_version
-            and last.function == call.name and len(last.arguments) == len(args) and not kwargs):
+            and last.function == call.name and len(last.arguments) == len(args) and not kwargs
+            and call.instance is None):
         for reference, value in zip(last.arguments, args):
             if reference() is not value:  # by identity: a series names objects, never content
                 break

@@ -133,7 +133,7 @@ class PipelineTracker(Logger):
         graph = state.get("graph")
         if graph is None:
             graph = state["graph"] = _Graph()
-            run.on_end(lambda: write_graph(run, graph))
+            run.on_end(lambda: _ended(run, graph))
         _last = (self, run, graph)
         return graph
 
@@ -235,6 +235,15 @@ def _tracked_parent(call: Call) -> Call | None:
     while parent is not None and not parent.tracked:
         parent = parent.parent
     return parent
+
+
+def _ended(run: RunContext, graph: _Graph) -> None:
+    """Write the graph, and let it go: a graph of 10,000 nodes is megabytes, not to be
+    kept alive by the last run's place in ``_last`` after the run."""
+    global _last
+    if _last[1] is run:
+        _last = (None, None, None)
+    write_graph(run, graph)
 
 
 def write_graph(run: RunContext, graph: _Graph) -> None:
