@@ -61,9 +61,6 @@ class Lineage:
         # Weak both ways: a pipeline holds its steps, so a strong value would keep its key alive.
         self._owners: weakref.WeakKeyDictionary[Any, weakref.ref[Any]] = weakref.WeakKeyDictionary()
         self._origins: dict[int, tuple[weakref.ref[Any], Origin]] = {}
-        self._changes = itertools.count(1)
-        self.origins_version = 0
-        """Changes with every origin given: what was read from the origins before is stale."""
         self._names: dict[tuple[CodeType, int, int], str | None] = {}
         self._named: dict[int, tuple[weakref.ref[Any], str]] = {}
         self._internal: dict[CodeType, bool] = {}
@@ -146,7 +143,6 @@ class Lineage:
     # --- values ---------------------------------------------------------------------
     def produced(self, value: Any, origin: Origin) -> None:
         remember_weakly(self._origins, value, origin)  # numbers, tuples…: nothing to follow
-        self.origins_version = next(self._changes)  # after the origin is in: a reader never misses it
 
     def origin_of(self, values: tuple[Any, ...]) -> Origin | None:
         """The origin of the first of ``values`` (or of the array it is a view of:

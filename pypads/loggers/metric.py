@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import numbers
 import time
-import weakref
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from pypads.calls import Call
 from pypads.loggers.base import Logger
@@ -79,51 +78,16 @@ class Metric(Logger):
         call.run.writer.log_bytes(f"metrics/{series}/{step}.{extension}", content)
 
 
-class _Scored(NamedTuple):
-    """A function's series for the objects it scored, kept while the lineage's origins
-    stay as they were: the same objects scored again (a metric in a loop) get the same."""
-
-    lineage: Lineage
-    origins_version: int
-    function: str
-    arguments: tuple[weakref.ref[Any], ...]
-    series: str
-    origin: Origin | None
-
-
-_last_scored: _Scored | None = None
-
-
 def _user_series(known: Lineage, call: Call) -> tuple[str, Origin | None]:
     """The series of a metric the script computed, and the origin of what it scored."""
-    global _last_scored
     args, kwargs = call.args, call.kwargs
-    last = _last_scored
-    if (last is not None and last.lineage is known and last.origins_version == known.origins_version
-            and last.function == call.name and len(last.arguments) == len(args) and not kwargs
-            and call.instance is None):
-        for reference, value in zip(last.arguments, args):
-            if reference() is not value:  # by identity: a series names objects, never content
-                break
-        else:
-            return last.series, last.origin
-    version = known.origins_version  # read before the origins: a change meanwhile makes the entry stale
     origin = known.origin_of(args) or (known.origin_of(tuple(kwargs.values())) if kwargs else None)
     data = origin.data if origin is not None else None
     if data is None:
         # A function's first argument, as first_data finds it, without its frame: a metric in a loop
         value, position = (args[0], 0) if args and call.instance is None else first_data(args, kwargs, call.instance)
         data = known.caller_name(value, position) if value is not None else None
-    series = _series_name(call.name, origin, data)
-    # Kept only with a data name: that is the object's for good, where an unnamed one is
-    # looked for again at the next place in the script.
-    if data is not None and not kwargs and call.instance is None:
-        try:
-            arguments = tuple(weakref.ref(value) for value in args)
-        except TypeError:  # a list, a number: not kept
-            return series, origin
-        _last_scored = _Scored(known, version, call.name, arguments, series, origin)
-    return series, origin
+    return _series_name(call.name, origin, data), origin
 
 
 _NAMES: dict[tuple[str, Origin | None, str | None], str] = {}
