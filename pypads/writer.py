@@ -128,15 +128,8 @@ class Writer:
 
     def log_metric(self, key: str, value: float, step: int = 0, timestamp: int | None = None) -> None:
         """One metric's value; ``timestamp`` (ms since the epoch) is now unless given."""
-        if timestamp is None:
-            timestamp = int(time.time() * 1000)
-        if self._closed or self.broken:
-            self._write(self.journal.record_metric, key, float(value), timestamp, int(step))
-            return
-        try:  # _write's common case, without its frame: a metric in a loop comes through here on every call
-            self.journal.record_metric(key, float(value), timestamp, int(step))
-        except OSError as error:
-            self._give_up(error)
+        self._write(self.journal.record_metric, key, float(value),
+                    int(time.time() * 1000) if timestamp is None else timestamp, int(step))
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         timestamp = int(time.time() * 1000)

@@ -171,16 +171,10 @@ class Datasets(Logger):
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None:
             return
-        args = call.args
-        if args and not call.kwargs and call.instance is None and METRIC_HOOK in call.hooks:
-            features, targets = args[0], None  # data_arguments' first case, without its frame: a metric in a loop
-        else:
-            features, targets = data_arguments(call)
+        features, targets = data_arguments(call)
         if features is None:
             return
-        run, found = _last  # catalogue()'s answer for the same run again, without its frame
-        if run is not call.run or found is None:
-            found = catalogue(call)
+        found = catalogue(call)
         known = found.known(features, targets)
         if known is not None and known.logged and call.instance is None:
             return  # the common case: a function (a metric) given the same objects again

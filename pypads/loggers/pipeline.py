@@ -138,9 +138,7 @@ class PipelineTracker(Logger):
         return graph
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
-        logger, run, graph = _last  # _graph's answer for the same run again, without its frame
-        if logger is not self or run is not call.run or graph is None:
-            graph = self._graph(call.run)
+        graph = self._graph(call.run)
         if call.depth > 0 and options["pipeline_type"] == "simple":
             return  # what a library did inside the script's call: not in a simple graph
         parent = call.parent
