@@ -113,30 +113,36 @@ class CallSite:
         run = self.session.run
         if run is None or not self.handlers or _in_pypads.get():
             return original(*args, **kwargs)
-        # Marked as pypads' own work, like the loggers' phases: a signal handler that
-        # interrupts it here and calls tracked code runs that code untracked, instead of
-        # waiting for a lock this very thread holds.
+        # Marked as pypads' own work from the call's bookkeeping through the loggers' pre
+        # phases, in one stretch: a signal handler that interrupts it and calls tracked
+        # code runs that code untracked, instead of waiting for a lock this very thread
+        # holds. One mark, not one per phase: each costs a new context on a metric's path.
         busy = _in_pypads.set(True)
         try:
             call = self._begin(run, original, args, kwargs)
-        finally:
+        except BaseException:
             _in_pypads.reset(busy)
+            raise
         token = _current_call.set(call)
         try:
             if not call.tracked:
+                _in_pypads.reset(busy)
                 return original(*args, **kwargs)
-            before = self._pre(call)
-            call.started = time.perf_counter()  # the duration is the original's alone
             try:
-                call.result = original(*args, **kwargs)
+                before = self._pre(call) if self._pre_phases else None
+            finally:
+                _in_pypads.reset(busy)
+            call.started = started = time.perf_counter()  # the duration is the original's alone
+            try:
+                call.result = result = original(*args, **kwargs)
             except BaseException as error:
                 call.exception = error
-                call.duration = time.perf_counter() - call.started
+                call.duration = time.perf_counter() - started
                 self._post(call, before)
                 raise
-            call.duration = time.perf_counter() - call.started
+            call.duration = time.perf_counter() - started
             self._post(call, before)
-            return call.result
+            return result
         finally:
             _current_call.reset(token)
 
@@ -144,58 +150,50 @@ class CallSite:
         """The call, pushed on the stack even when the recursion rules leave it untracked,
         so that the calls it makes see it as their parent."""
         parent = _current_call.get()
+        session = self.session
+        if self.bound_to == "none" or not args:  # a function (a metric): no receiver to name
+            instance = owner = None
+            name = self.attribute
+            if parent is None:  # the script's own call of a function: nothing to leave to another
+                order, number = run.next_call(name)
+                # Positional: a metric in a loop makes one per call, and keywords cost more.
+                return Call(original, name, None, None, args, kwargs, self.hooks, run, order, number, 0, None,
+                            True, 0.0)
+        elif self.bound_to == "instance":
+            instance, owner = args[0], type(args[0])
+            name = f"{type(instance).__name__}.{self.attribute}"
+        else:
+            instance, owner = None, args[0]
+            name = f"{getattr(owner, '__name__', str(owner))}.{self.attribute}"
         depth = 0 if parent is None else parent.depth + 1
-        instance, owner = self._receiver(original, args)
-        name = f"{_display_owner(instance, owner)}.{self.attribute}" if owner is not None else self.attribute
         tracked = not (
-            0 <= self.session.recursion_depth < depth
-            or (self.session.recursion_identity and _encloses_same(parent, original, instance))
+            0 <= session.recursion_depth < depth
+            or (session.recursion_identity and _encloses_same(parent, original, instance))
             # a subclass's fit calling super().fit(): one user call, tracked once
             or (parent is not None and instance is not None and parent.instance is instance and parent.name == name)
         )
         order, number = run.next_call(name) if tracked else (0, 0)
-        return Call(
-            function=original,
-            name=name,
-            instance=instance,
-            owner=owner,
-            args=args,
-            kwargs=kwargs,
-            hooks=self.hooks,
-            run=run,
-            order=order,
-            number=number,
-            depth=depth,
-            parent=parent,
-            tracked=tracked,
-        )
-
-    def _receiver(self, original: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any]:
-        if self.bound_to == "instance" and args:
-            return args[0], type(args[0])
-        if self.bound_to == "class" and args:
-            return None, args[0]
-        return None, None
+        return Call(original, name, instance, owner, args, kwargs, self.hooks, run, order, number, depth, parent,
+                    tracked, time.perf_counter())
 
     def _pre(self, call: Call) -> list[Any] | None:
-        """What each handler's ``pre`` returned, for its ``post`` (None: no handler has a
-        ``pre``, as for a metric, whose every call comes through here)."""
-        if not self._pre_phases:
-            return None
-        token = _in_pypads.set(True)
-        try:
-            states: list[Any] = [None] * len(self.handlers)
-            for index, pre, options, depth in self._pre_phases:
-                if depth < 0 or call.depth <= depth:  # the event's depth: what the logger sees
-                    try:
-                        states[index] = pre(call, options)
-                    except PASSES_THROUGH_LOGGERS:
-                        raise
-                    except BaseException as error:  # a logger must never break the user's call
-                        call.run.logger_failed(self.handlers[index].logger.name, f"pre of {call.name}", error)
-            return states
-        finally:
-            _in_pypads.reset(token)
+        """What each handler's ``pre`` returned, for its ``post`` (None: every one returned
+        None, as the pipeline's, the one ``pre`` of a metric's call); called while the call
+        is marked as pypads' work, only for a site with a handler that has a ``pre``."""
+        states: list[Any] | None = None
+        for index, pre, options, depth in self._pre_phases:
+            if depth < 0 or call.depth <= depth:  # the event's depth: what the logger sees
+                try:
+                    state = pre(call, options)
+                    if state is not None:
+                        if states is None:
+                            states = [None] * len(self.handlers)
+                        states[index] = state
+                except PASSES_THROUGH_LOGGERS:
+                    raise
+                except BaseException as error:  # a logger must never break the user's call
+                    call.run.logger_failed(self.handlers[index].logger.name, f"pre of {call.name}", error)
+        return states
 
     def _post(self, call: Call, before: list[Any] | None) -> None:
         token = _in_pypads.set(True)
@@ -219,6 +217,3 @@ def _encloses_same(parent: Call | None, original: Callable[..., Any], instance: 
         parent = parent.parent
     return False
 
-
-def _display_owner(instance: Any, owner: Any) -> str:
-    return type(instance).__name__ if instance is not None else getattr(owner, "__name__", str(owner))

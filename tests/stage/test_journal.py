@@ -3,6 +3,7 @@ the batches it sends, from where the last upload stopped, artifacts byte for byt
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -33,6 +34,18 @@ def test_entities_come_back_as_one_batch_params_first_written_kept(tmp_path):
     assert batch.metrics == [("loss", 1.0, 1001, 1), ("loss", 0.5, 1002, 2)]
     assert [dataset["name"] for dataset in batch.datasets] == ["X_train"]
     assert reader.meta()["experiment"] == "experiment" and reader.meta()["owns_run"] is True
+
+
+def test_a_value_written_again_reads_the_same_and_signed_zeros_and_non_numbers_as_they_are(tmp_path):
+    writer, reader = new_journal(tmp_path)
+    values = [0.75, 0.75, 1 / 3, 0.0, -0.0, -0.0, 0.0, float("nan"), float("nan"), float("inf"), 0.75]
+    for step, value in enumerate(values):
+        writer.record_metric("score", value, timestamp=step, step=step)
+    lines = (writer.folder / "entities.jsonl").read_bytes().rstrip(b"\0").splitlines()
+    # each line as json.dumps writes it, whatever value came before
+    assert [json.loads(line)["value"] for line in lines][:7] == values[:7]
+    assert [str(json.loads(line)["value"]) for line in lines] == [repr(value) for value in values]
+    assert [metric[1] for metric in reader.read_new().metrics][:7] == values[:7]
 
 
 def test_reading_goes_on_from_the_last_committed_offset(tmp_path):

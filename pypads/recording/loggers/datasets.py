@@ -136,12 +136,22 @@ class Catalogue:
         return known
 
 
+# The last run asked about and its catalogue: a metric in a loop skips the run's states.
+_last: tuple[Any, Catalogue | None] = (None, None)
+
+
 def catalogue(call: Call) -> Catalogue:
     """The run's :class:`Catalogue`, shared by the loggers that name datasets."""
-    state = call.run.state(Catalogue)
+    global _last
+    run = call.run
+    last_run, found = _last
+    if last_run is run and found is not None:
+        return found
+    state = run.state(Catalogue)
     found = state.get("catalogue")
     if found is None:
         found = state.setdefault("catalogue", Catalogue())
+    _last = (run, found)
     return found
 
 
@@ -164,9 +174,11 @@ class Datasets(Logger):
         features, targets = data_arguments(call)
         if features is None:
             return
-        known_lineage = lineage(call.run)
         found = catalogue(call)
-        known = found.known(features, targets)  # the common case: the same objects again
+        known = found.known(features, targets)
+        if known is not None and known.logged and call.instance is None:
+            return  # the common case: a function (a metric) given the same objects again
+        known_lineage = lineage(call.run)
         if known is None:
             if known_lineage.called_by_library() and caller_name(features, call) is None:
                 # Made by an untracked library call of the script's (``pipeline.score``,

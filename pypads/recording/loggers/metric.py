@@ -50,7 +50,7 @@ class Metric(Logger):
     defaults = {"max_bytes": 1_000_000}
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
-        if call.exception is not None or _logged_elsewhere(call):
+        if call.exception is not None or (call.parent is not None and _logged_elsewhere(call)):
             return
         known = lineage(call.run)
         origin = None
@@ -64,7 +64,7 @@ class Metric(Logger):
         # numbers.Real ABC costs microseconds on a path that runs on every call.
         if isinstance(value, float) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
             if origin is None or origin.model is None:
-                call.run.writer.log_metric(series, float(value), step=step)
+                call.run.writer.log_metric(series, float(value), step)
                 return
             # A score of a model: its page shows it too, with the same timestamp (MLflow
             # then keeps one point in the run's history for both).
@@ -80,10 +80,12 @@ class Metric(Logger):
 
 def _user_series(known: Lineage, call: Call) -> tuple[str, Origin | None]:
     """The series of a metric the script computed, and the origin of what it scored."""
-    origin = known.origin_of(call.args) or (known.origin_of(tuple(call.kwargs.values())) if call.kwargs else None)
+    args, kwargs = call.args, call.kwargs
+    origin = known.origin_of(args) or (known.origin_of(tuple(kwargs.values())) if kwargs else None)
     data = origin.data if origin is not None else None
     if data is None:
-        value, position = first_data(call.args, call.kwargs, call.instance)
+        # A function's first argument, as first_data finds it, without its frame: a metric in a loop
+        value, position = (args[0], 0) if args and call.instance is None else first_data(args, kwargs, call.instance)
         data = known.caller_name(value, position) if value is not None else None
     return _series_name(call.name, origin, data), origin
 

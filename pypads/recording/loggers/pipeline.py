@@ -109,6 +109,12 @@ class _Graph:
 _NO_EDGES = (float, int, str, bytes, tuple, type(None))
 
 
+# The last logger and run that asked for their graph, and the graph: a metric in a loop
+# asks on every call, and skips the run's states this way. Held here, not on the logger,
+# which a config may copy.
+_last: tuple[Any, RunContext | None, _Graph | None] = (None, None, None)
+
+
 class PipelineTracker(Logger):
     """Options: the seed's ``pipeline_type`` (``"normal"``: every tracked call is a node,
     those a library made inside another call nested under it; ``"simple"``: only the
@@ -119,42 +125,52 @@ class PipelineTracker(Logger):
     defaults = {"pipeline_type": "normal", "pipeline_args": False, "max_calls": 10_000}
 
     def _graph(self, run: RunContext) -> _Graph:
+        global _last
+        logger, last_run, graph = _last
+        if last_run is run and logger is self and graph is not None:
+            return graph
         state = run.state(self)
         graph = state.get("graph")
         if graph is None:
             graph = state["graph"] = _Graph()
-            run.on_end(lambda: write_graph(run, graph))
+            run.on_end(lambda: _ended(run, graph))
+        _last = (self, run, graph)
         return graph
 
     def pre(self, call: Call, options: Mapping[str, Any]) -> None:
         graph = self._graph(call.run)
         if call.depth > 0 and options["pipeline_type"] == "simple":
             return  # what a library did inside the script's call: not in a simple graph
-        parent = _tracked_parent(call)
+        parent = call.parent
+        if parent is not None and not parent.tracked:
+            parent = _tracked_parent(call)
+        order, instance, nodes = call.order, call.instance, graph.nodes
         with graph.lock:
-            if len(graph.nodes) >= options["max_calls"]:
+            if len(nodes) >= options["max_calls"]:
                 place = (call.depth, call.name, graph.parent_call(parent))
                 graph.omitted[place] = graph.omitted.get(place, 0) + 1
                 return
-            graph.node_ids.add(call.order)
-            if call.order > graph.last_node:
-                graph.last_node = call.order
+            graph.node_ids.add(order)
+            if order > graph.last_node:
+                graph.last_node = order
             if graph.first_call is None:
-                graph.first_call = type(call.instance) if call.instance is not None else call.function
-            graph.nodes.append((
-                call.order, call.name, _kinds(call.hooks),
-                graph.instance_label(call.instance) if call.instance is not None else None,
+                graph.first_call = type(instance) if instance is not None else call.function
+            nodes.append((
+                order, call.name, _kinds(call.hooks),
+                graph.instance_label(instance) if instance is not None else None,
                 call.number, call.depth, parent.order if parent is not None else None,
                 sorted(named_arguments(call)) if options["pipeline_args"] else None,
             ))
-            sources = _data_sources(graph, call)
-            if sources:
-                graph.data_edges[call.order] = sources
+            if graph.producers:  # no data edge while no call has returned data
+                sources = _data_sources(graph, call)
+                if sources:
+                    graph.data_edges[order] = sources
 
     def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
             return
-        _follow(call)
+        if call.instance is not None:  # a function's call (a metric) has no lineage to follow
+            _follow(call)
         if isinstance(call.result, _NO_EDGES):  # a score: no data edge starts from it
             return
         graph = self._graph(call.run)
@@ -167,8 +183,6 @@ class PipelineTracker(Logger):
 def _follow(call: Call) -> None:
     """The lineage of an estimator's call (see :mod:`pypads.recording.loggers.lineage`): the data
     a fit saw, and where a prediction came from, which names the metrics scoring it."""
-    if call.instance is None:
-        return
     kinds = _kinds(call.hooks)
     known = lineage(call.run)
     data, position = first_data(call.args, call.kwargs, call.instance)
@@ -219,6 +233,15 @@ def _tracked_parent(call: Call) -> Call | None:
     while parent is not None and not parent.tracked:
         parent = parent.parent
     return parent
+
+
+def _ended(run: RunContext, graph: _Graph) -> None:
+    """Write the graph, and let it go: a graph of 10,000 nodes is megabytes, not to be
+    kept alive by the last run's place in ``_last`` after the run."""
+    global _last
+    if _last[1] is run:
+        _last = (None, None, None)
+    write_graph(run, graph)
 
 
 def write_graph(run: RunContext, graph: _Graph) -> None:

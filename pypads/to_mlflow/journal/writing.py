@@ -51,6 +51,9 @@ class JournalWriter(JournalFolder):
         self._descriptor_pid = 0
         self._lines: Appender | None = None  # entities.jsonl, opened at the first line
         self._metric_starts: dict[str, str] = {}  # a metric's line up to its value, per name
+        # The last value written and its text: a score in a loop often repeats (an accuracy
+        # on the same test set takes few values), and its repr is the dearest part of a line.
+        self._last_number: tuple[float, str] = (0.0, "0.0")
         self._created: dict[str, Any] = {}  # the meta it was created with
 
     @classmethod
@@ -114,8 +117,13 @@ class JournalWriter(JournalFolder):
             start = f'{{"kind": "metric", "key": {json.dumps(key)}, "value": '
             if len(self._metric_starts) < 1024:  # metric names repeat; a name per step would not
                 self._metric_starts[key] = start
-        # float.__repr__ is what json writes for a finite float; NaN and infinities it spells its own way.
-        number = float.__repr__(value) if math.isfinite(value) else json.dumps(value)
+        last_value, number = self._last_number
+        # Equal and not zero: the very same float (0.0 equals -0.0, which reads otherwise;
+        # NaN equals nothing). float.__repr__ is what json writes for a finite float; NaN
+        # and infinities it spells its own way.
+        if value != last_value or value == 0.0:
+            number = float.__repr__(value) if math.isfinite(value) else json.dumps(value)
+            self._last_number = (value, number)
         data = f'{start}{number}, "timestamp": {timestamp}, "step": {step}}}\n'.encode()
         with self._lock:
             self._append_line(data)
