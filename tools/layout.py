@@ -92,15 +92,13 @@ def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
 
 
 def picture() -> str:
-    """The floors as a Mermaid flowchart: each floor with its packages and lines, and an
+    """The floors as a Mermaid flowchart: each floor with its packages and modules, and an
     arrow per pair of floors labelled with how many module imports run along it."""
     known = modules()
-    lines_on: Counter[int] = Counter()
     parts_on: dict[int, set[str]] = {}
     arrows: Counter[tuple[int, int]] = Counter()
     for name, path in known.items():
         floor = floor_of(name)
-        lines_on[floor] += len(path.read_text().splitlines())
         prefix = FLOORS[floor - 1][0] if floor <= len(FLOORS) else "pypads"
         rest = name[len(prefix) + 1:].split(".")[0] if name != prefix else ""
         if rest:
@@ -115,8 +113,7 @@ def picture() -> str:
         owns = FLOORS[number - 1][1] if number <= len(FLOORS) else TOP
         shown = ", ".join(sorted(parts_on.get(number, ())))
         title = f"pypads.{names[number]}" if number <= len(FLOORS) else "pypads (top)"
-        text.append(f'    {names[number]}["<b>{number}. {title}</b><br/>{owns}<br/><i>{shown}</i>'
-                    f'<br/>{lines_on[number]} lines"]')
+        text.append(f'    {names[number]}["<b>{number}. {title}</b><br/>{owns}<br/><i>{shown}</i>"]')
     for (source, target), count in sorted(arrows.items(), key=lambda item: (-item[0][0], -item[0][1])):
         text.append(f"    {names[source]} -->|{count}| {names[target]}")
     text.append("```")
