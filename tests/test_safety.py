@@ -17,7 +17,7 @@ from sklearn.tree import DecisionTreeClassifier
 from pypads import ConfigError, Logger, LoggerFailure, LoggerWarning, PyPads
 from pypads.core.calls import current_call
 from pypads.recording.defaults import DEFAULT_CONFIG
-from pypads.to_mlflow.journal import Journal
+from pypads.to_mlflow.journal import JournalReader
 
 X, y = datasets.load_iris(return_X_y=True)
 
@@ -159,7 +159,7 @@ def test_unreachable_store_warns_and_the_script_goes_on(monkeypatch):
     finally:
         tracker.deactivate()
     # Nothing is lost: the journal keeps it for the next PyPads() that reaches the store.
-    pending = Journal(journal.folder).read_new(journal.committed())
+    pending = JournalReader(journal.folder).read_new(journal.committed())
     assert pending.params["DecisionTreeClassifier.random_state"] == "0"
     assert [key for key, *_ in pending.metrics].count("DecisionTreeClassifier.accuracy_score_X") == 1
     assert journal.status() == "FINISHED"
