@@ -2,8 +2,9 @@
 
 A hook (``pypads_fit``) is what a mapping file attaches to an attribute; an event
 (``parameters``) is what the config switches on for a set of hooks; loggers are what
-``logging_fns`` attach to an event. This module validates both and builds the table
-from a set of hooks to the handlers that must run.
+``logging_fns`` attach to an event. This module holds an event as the config gives it
+(:class:`Event`, built by :mod:`pypads.config`), checks ``logging_fns`` and the loggers'
+options, and builds the table from a set of hooks to the handlers that must run.
 """
 
 from __future__ import annotations
