@@ -110,7 +110,8 @@ class ModelRuns(Logger):
     (the tag ``pypads.comparison`` says if more were left out)."""
 
     # As many as Model saves models (max_models): a child run is a model's row, and each
-    # costs the end of the run three MLflow calls (20 ms); the parent keeps every model's
+    # costs the end of the run four MLflow calls (create, log_batch, log_inputs and
+    # set_terminated: 20-30 ms, each making SQLite commits); the parent keeps every model's
     # metrics and params. 100 fits in a loop made 100 child runs, 2 s of the run's end.
     defaults = {"max_child_runs": 20}
 
