@@ -107,6 +107,9 @@ def run_script(name: str, work: Path, uri: str) -> None:
     environment["MLFLOW_TRACKING_URI"] = uri
     command = [sys.executable, "-c", LAUNCHER.format(name=f"{name}.py", experiment=EXPERIMENT)]
     gallery.timed(command, work, environment, work / f"{name}.stderr.txt")
+    deadline = time.monotonic() + 60  # its uploader draws the pictures after the script has exited
+    while list((work / f".pypads-{name}" / "journal").glob("*/ended")) and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def settle(client, experiment_id: str, count: int) -> list:

@@ -193,8 +193,18 @@ def run_script(code: str, tmp_path: Path, env: dict[str, str] | None = None, tim
     script = tmp_path / "script.py"
     script.write_text(code)
     environment = {**script_environment(tmp_path), **(env or {})}
-    return subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environment,
-                          capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True, timeout=timeout)
+    pictures_drawn(Path(environment["PYPADS_HOME"]))
+    return result
+
+
+def pictures_drawn(home: Path, timeout: float = 60) -> None:
+    """Wait until the uploaders of ``home``'s ended runs have drawn their pictures: they
+    do after the script has exited (each journal goes once they are in the run)."""
+    deadline = time.monotonic() + timeout
+    while list((home / "journal").glob("*/ended")) and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 @pytest.fixture

@@ -274,3 +274,28 @@ def test_a_dataset_the_script_scores_a_model_on_gets_its_pictures_too(tmp_path):
     assert "X_test_confusion_matrix.png" in files and "training_confusion_matrix.png" in files
     # pictures only: the script's own scores on X_test are its metrics, nothing added
     assert not [key for key in run.metrics if "X_test_" in key and not key.endswith("_X_test")]
+
+
+def test_a_picture_that_fails_after_the_script_has_gone_is_a_tag_on_the_run(tmp_path):
+    # The pictures are drawn once the script has exited: a model whose class the uploader
+    # cannot import (its module is on the script's path only) gets a tag saying so.
+    library = tmp_path / "lib"
+    library.mkdir()
+    (library / "local_model.py").write_text(textwrap.dedent("""
+        from sklearn.tree import DecisionTreeClassifier
+        class LocalTree(DecisionTreeClassifier):
+            pass
+    """))
+    result = run_script(script("""
+        import sys
+        sys.path.insert(0, "lib")
+        from local_model import LocalTree
+        from sklearn.datasets import load_iris
+        X, y = load_iris(return_X_y=True)
+        LocalTree(max_depth=2).fit(X, y)
+    """), tmp_path)
+    assert result.returncode == 0, result.stderr
+    run = only_run(store_of(tmp_path))
+    assert run.status == "FINISHED"
+    assert "training_confusion_matrix.png" in run.artifacts()
+    assert "local_model" in run.tags.get("pypads.failure.pictures", "")

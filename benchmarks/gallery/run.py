@@ -83,7 +83,8 @@ def tracked_command(script: Path) -> list[str]:
 
 
 def settle(home: Path) -> tuple[int, str, list[str]]:
-    """Wait until the store's runs have all ended: their count, statuses and failure tags."""
+    """Wait until the store's runs have all ended and have their pictures: their count,
+    statuses and failure tags."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(f"sqlite:///{home / 'mlflow.db'}")
@@ -91,7 +92,8 @@ def settle(home: Path) -> tuple[int, str, list[str]]:
     while True:
         experiments = [experiment.experiment_id for experiment in client.search_experiments()]
         runs = client.search_runs(experiments, max_results=5000) if experiments else []
-        if (runs and all(run.info.status != "RUNNING" for run in runs)) or time.monotonic() > deadline:
+        drawing = list((home / "journal").glob("*/ended"))  # its uploader draws the pictures after the script
+        if (runs and not drawing and all(run.info.status != "RUNNING" for run in runs)) or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     statuses = Counter(run.info.status for run in runs)

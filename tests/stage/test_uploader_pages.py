@@ -55,3 +55,36 @@ def test_each_child_run_gets_its_datasets_params_training_scores_pictures_and_en
         assert "training_accuracy_score" in child.data.metrics
         assert [dataset.dataset.name for dataset in child.inputs.dataset_inputs] == ["X"]
         assert "training_confusion_matrix.png" in {item.path for item in client.list_artifacts(child.info.run_id)}
+
+
+def test_the_run_is_whole_before_its_pictures_and_they_come_after(tmp_path, store_uri):
+    # The script waits for end() only: by then the run is FINISHED with its scores and models.
+    uploader = Uploader(journal_of_two_trees(tmp_path, store_uri))
+    assert uploader.end("FINISHED")
+    client = MlflowClient(store_uri)
+    parent = client.get_run(uploader.run_id)
+    assert parent.info.status == "FINISHED"
+    children = client.search_runs([parent.info.experiment_id], f"tags.mlflow.parentRunId = '{uploader.run_id}'")
+    assert all("training_accuracy_score" in child.data.metrics for child in children)
+    assert len(client.search_logged_models([parent.info.experiment_id])) == 2
+    assert not any(item.path.endswith(".png") for child in children for item in client.list_artifacts(child.info.run_id))
+
+    assert uploader.send_pictures()
+    for child in children:
+        assert "training_confusion_matrix.png" in {item.path for item in client.list_artifacts(child.info.run_id)}
+    assert not uploader.journal.folder.exists()
+
+
+def test_an_uploader_that_died_drawing_leaves_a_recovery_nothing_to_send_twice(tmp_path, store_uri):
+    folder = journal_of_two_trees(tmp_path, store_uri)
+    first = Uploader(folder)
+    assert first.end("FINISHED")  # then it dies: send_pictures() never runs
+    assert folder.exists()
+
+    assert Uploader(folder).finish("KILLED", only_if_running=True)
+    client = MlflowClient(store_uri)
+    parent = client.get_run(first.run_id)
+    assert parent.info.status == "FINISHED"
+    assert len(client.search_logged_models([parent.info.experiment_id])) == 2  # not saved again
+    assert len(client.search_runs([parent.info.experiment_id])) == 3  # nor the child runs
+    assert not folder.exists()

@@ -33,10 +33,16 @@ CLUSTER_BARS = 50
 
 
 class Drawn:
-    """The pictures drawn so far, and a warning per one that was not."""
+    """The pictures drawn so far, and a warning per one that was not.
 
-    def __init__(self, prefix: str) -> None:
+    ``paint=False`` only decides which pictures there will be (an empty file each) and
+    why the others are skipped: cheap, so those warnings reach the script before it
+    exits, while the drawing itself waits until it has gone.
+    """
+
+    def __init__(self, prefix: str, paint: bool = True) -> None:
         self.prefix = prefix
+        self.paint = paint
         self.files: dict[str, bytes] = {}
         self.warnings: list[str] = []
 
@@ -44,6 +50,9 @@ class Drawn:
              fixed_margins: bool = False) -> None:
         """``paint`` on a new figure, kept as ``{prefix}_{kind}.png``; an exception is a warning."""
         name = file_name(self.prefix, kind, "png")
+        if not self.paint:
+            self.files[name] = b""
+            return
         try:
             figure = new_figure(width, height, fixed_margins)
             paint(figure)
@@ -55,9 +64,10 @@ class Drawn:
         self.warnings.append(skipped(file_name(self.prefix, kind, "png"), reason))
 
 
-def pictures(evaluation: Evaluation, prefix: str) -> tuple[dict[str, bytes], list[str]]:
-    """File name (f"{prefix}_confusion_matrix.png" ...) -> PNG bytes, and a warning per picture skipped."""
-    drawn = Drawn(prefix)
+def pictures(evaluation: Evaluation, prefix: str, paint: bool = True) -> tuple[dict[str, bytes], list[str]]:
+    """File name (f"{prefix}_confusion_matrix.png" ...) -> PNG bytes, and a warning per
+    picture skipped (``paint=False``: empty files, see :class:`Drawn`)."""
+    drawn = Drawn(prefix, paint)
     try:
         if evaluation.task == "classifier":
             classifier_pictures(evaluation, drawn)

@@ -43,6 +43,7 @@ STATUS = "status"
 ENTITIES = "entities.jsonl"
 DATA = "artifacts.data"
 COMMITTED = "committed"
+ENDED = "ended"  # the run is ended with all but its pictures: see JournalReader.mark_ended
 RESERVE = "reserve"
 ARTIFACTS = "artifacts"
 ENTRIES = "entries"

@@ -18,6 +18,7 @@ from pypads.to_mlflow.journal.appending import complete_lines
 from pypads.to_mlflow.journal.format import (
     ARTIFACT,
     COMMITTED,
+    ENDED,
     ENTRIES,
     METRIC,
     PARAMS,
@@ -93,6 +94,16 @@ class JournalReader(JournalFolder):
     def commit(self, offset: int) -> None:
         """Note that the entity lines up to ``offset`` are in MLflow."""
         write_atomically(self.folder / COMMITTED, str(offset).encode(), PRIVATE_FILE)
+
+    def mark_ended(self) -> None:
+        """Note that the run is ended and all of it but its pictures is in MLflow: the
+        pictures are drawn after the script has gone, and an uploader that dies drawing
+        them must not have a recovery save the models a second time."""
+        write_atomically(self.folder / ENDED, b"", PRIVATE_FILE)
+
+    def ended(self) -> bool:
+        """Whether :meth:`mark_ended` was called: nothing is left to send but pictures."""
+        return (self.folder / ENDED).exists()
 
     def has_news(self) -> bool:
         """Whether lines were added since the last :meth:`read_new`."""

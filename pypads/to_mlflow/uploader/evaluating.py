@@ -68,6 +68,7 @@ class Evaluations:
         self._count = 0
         self._scored: dict[bytes, tuple[dict[str, float], list[str]]] = {}  # content digest -> its scores
         self._drawn: dict[bytes, tuple[dict[str, bytes], list[str]]] = {}  # Undrawn.digest -> files, warnings
+        self._said: set[str] = set()  # what plan() warned of
 
     def add(self, entry: dict[str, Any], content: bytes | None) -> list[ScoreLine]:
         """Score one evaluation entry (its pictures wait for :meth:`draw`); returns its
@@ -113,17 +114,30 @@ class Evaluations:
             found = self._scored[digest] = (values, warnings)
         return dict(found[0]), list(found[1])
 
-    def draw(self, labels: set[str]) -> None:
+    def plan(self, labels: set[str]) -> None:
+        """Warn now of each picture of the models labelled ``labels`` that will be skipped,
+        and why: :meth:`draw` draws them once the script has gone, too late to tell it."""
+        for label in labels:
+            model = self.by_label.get(label)
+            for prefix, undrawn in (model.undrawn.items() if model is not None else ()):
+                _, warnings = evaluation.pictures(undrawn.evaluation, prefix, paint=False)
+                for message in warnings:
+                    self._said.add(f"{label}: {message}")
+                    self._warn(f"pictures:{label}:{message}", f"{label}: {message}")
+
+    def draw(self, labels: set[str]) -> list[str]:
         """Put the pictures of the models labelled ``labels`` (those with a page) in their
-        folders, drawing what is not drawn yet."""
+        folders, drawing what is not drawn yet; returns what failed that :meth:`plan` did
+        not say already."""
+        failures = []
         for label in labels:
             model = self.by_label.get(label)
             while model is not None and model.undrawn:
                 prefix, undrawn = model.undrawn.popitem()
                 files, warnings = self._pictures(undrawn, prefix)
                 self._keep(model, files)
-                for message in warnings:
-                    self._warn(f"pictures:{label}:{message}", f"{label}: {message}")
+                failures += [f"{label}: {message}" for message in warnings if f"{label}: {message}" not in self._said]
+        return failures
 
     def _pictures(self, undrawn: Undrawn, prefix: str) -> tuple[dict[str, bytes], list[str]]:
         found = self._drawn.get(undrawn.digest)
@@ -131,24 +145,22 @@ class Evaluations:
             found = self._drawn[undrawn.digest] = evaluation.pictures(undrawn.evaluation, prefix)
         return found
 
-    def add_model(self, label: str, pickled: bytes) -> None:
+    def add_model(self, label: str, pickled: bytes) -> list[str]:
         """The pictures of a saved model itself: importances or coefficients, and
-        scikit-learn's HTML view (``estimator.html``)."""
+        scikit-learn's HTML view (``estimator.html``); returns what failed."""
         model = self.by_label.get(label)
         if not self._draw or model is None:
-            return  # only models that were evaluated: a classifier, regressor or clusterer
+            return []  # only models that were evaluated: a classifier, regressor or clusterer
         try:
             estimator = cloudpickle.loads(pickled)  # the journal's own pickle: as trusted as the journal
         except Exception as error:  # a class that does not load here
-            self._warn(f"estimator:{label}", f"{label}: no importances or estimator.html ({error})")
-            return
+            return [f"{label}: no importances or estimator.html ({error})"]
         files, warnings = evaluation.importances(estimator, None)
         html = evaluation.estimator_html(estimator)
         if html is not None:
             files["estimator.html"] = html
         self._keep(model, files)
-        for message in warnings:
-            self._warn(f"estimator:{label}:{message}", f"{label}: {message}")
+        return [f"{label}: {message}" for message in warnings]
 
     def _keep(self, model: ModelEvaluations, files: dict[str, bytes]) -> None:
         if not files:

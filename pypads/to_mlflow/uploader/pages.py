@@ -49,6 +49,7 @@ class ModelPages:
         self._warn = warn
         self._pictures = pictures
         self._saved: set[str] = set()  # keys of the models saved by this uploader
+        self._unpictured: dict[str, bytes] = {}  # label -> a saved model, its own pictures not drawn yet
         self.child_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
 
     @functools.cached_property
@@ -97,7 +98,7 @@ class ModelPages:
                                                  self.child_runs.get(label), experiment_id=experiment_id,
                                                  versions=versions, card=self._card(label),
                                                  dataset_of=self.journal.dataset, warn=self._warn)
-                    self._picture_model(label, pickled)
+                    self._unpictured[label] = pickled
             except Exception as error:
                 if is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
                     raise StoreFailed("models", f"could not save models of MLflow run {run_id} "
@@ -108,18 +109,26 @@ class ModelPages:
                            f"{type(error).__name__}: {error}")
             self._saved.add(entry["key"])
 
-    def draw(self, run_id: str | None) -> None:
-        """Draw what waits of the models with a page; a picture that fails is a warning."""
-        try:
-            self._evaluations.draw({str(entry.get("label")) for entry in self.journal.models()})
-        except Exception as error:  # a full or read-only temporary folder: no pictures, the run goes on
-            self._warn("draw", f"pypads could not draw the pictures of run {run_id}: {error}")
+    def plan_pictures(self) -> None:
+        """Warn now of the pictures that will be skipped (see :meth:`Evaluations.plan`)."""
+        self._evaluations.plan(self._labels())
 
-    def upload_pictures(self, client: Any, run_id: str) -> None:
-        """Each model's pictures on its page: its child run's root when the run compares
-        models, else the run's root (or ``<label>/`` when several models have pictures and
-        no child run). Raises :class:`StoreFailed` if the store failed."""
-        self.draw(run_id)
+    def upload_pictures(self, client: Any, run_id: str) -> list[str]:
+        """Draw each model's pictures and put them on its page: its child run's root when
+        the run compares models, else the run's root (or ``<label>/`` when several models
+        have pictures and no child run). Returns what could not be drawn or stored: this
+        happens after the script has gone, with nobody to warn."""
+        failures: list[str] = []
+        for label, pickled in self._unpictured.items():
+            try:
+                failures += self._evaluations.add_model(label, pickled)
+            except Exception as error:  # one model's pictures never cost the others'
+                failures.append(f"pypads could not draw {label}: {type(error).__name__}: {error}")
+        try:
+            failures += self._evaluations.draw(self._labels())
+        except Exception as error:  # a full or read-only temporary folder: no pictures
+            failures.append(f"pypads could not draw the pictures of run {run_id}: {error}")
+        self._unpictured.clear()
         drawn = self._evaluations.take_folders()
         try:
             for label, folder in drawn.items():
@@ -127,23 +136,19 @@ class ModelPages:
                 where = None if child or len(drawn) == 1 else label
                 self._clock.call(client.log_artifacts, child or run_id, str(folder), where)
         except Exception as error:
-            message = f"could not store the pictures of MLflow run {run_id}: {error}"
-            if is_mlflow_error(error):
-                raise StoreFailed("pictures", message, error) from error
-            self._warn("pictures", message)  # a file here, not the store: the run still ends
+            failures.append(f"could not store the pictures of MLflow run {run_id}: {error}")
         finally:
             for folder in drawn.values():
                 shutil.rmtree(folder, ignore_errors=True)
+        return failures
+
+    def _labels(self) -> set[str]:
+        """The labels of the models with a page."""
+        return {str(entry.get("label")) for entry in self.journal.models()}
 
     def _card(self, label: str) -> dict[str, Any] | None:
         """The model's card, with its training scores: its page shows them too."""
         return self._evaluations.with_scores(label, self.journal.model_card(label))
-
-    def _picture_model(self, label: str, pickled: bytes) -> None:
-        try:
-            self._evaluations.add_model(label, pickled)
-        except Exception as error:  # a picture never keeps the run from ending
-            self._warn(f"estimator:{label}", f"pypads could not draw {label}: {type(error).__name__}: {error}")
 
 
 def is_mlflow_error(error: Exception) -> bool:

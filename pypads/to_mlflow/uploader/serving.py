@@ -148,7 +148,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
             status, timeout = command.status, command.timeout
         break
     finished: list[bool] = []
-    finishing = threading.Thread(target=lambda: finished.append(uploader.finish(status)), daemon=True)
+    finishing = threading.Thread(target=lambda: finished.append(uploader.end(status)), daemon=True)
     finishing.start()
     if not clock.wait(lambda: not finishing.is_alive(), timeout):
         channel.send(Closed(False))
@@ -161,6 +161,8 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
         answers_to.close()  # the script's reader sees the end of its answers
     except (OSError, ValueError):
         pass  # what was left unsent is for a script that is gone; this process serves on
+    if finished and finished[0]:  # the pictures: the script need not wait for them
+        uploader.send_pictures()
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
     identity = sqlite_identity(uploader.target.store.tracking_uri)

@@ -136,13 +136,20 @@ class Uploader:
         return self._draining == threading.get_ident()
 
     def finish(self, status: str | None, only_if_running: bool = False) -> bool:
-        """Send the rest, end the run with ``status`` if the journal's script owns it
-        (``only_if_running``: unless it has ended already), and delete the journal.
+        """:meth:`end` the run, then :meth:`send_pictures`: all of it, for an uploader
+        that nobody waits for (a recovery) or that draws no pictures (a thread)."""
+        return self.end(status, only_if_running) and self.send_pictures()
+
+    def end(self, status: str | None, only_if_running: bool = False) -> bool:
+        """Send the rest but the pictures, and end the run with ``status`` if the
+        journal's script owns it (``only_if_running``: unless it has ended already).
         Returns False, keeping the journal, if anything did not reach MLflow.
 
         On a full disk the run is ended all the same, with what reached MLflow: left
         RUNNING, it would wait for a recovery that the same full disk may never allow.
         The journal keeps the rest, which a later recovery adds to the ended run."""
+        if self.journal.ended():  # an uploader died drawing the pictures: the rest is in MLflow
+            return True
         drained = self.drain() and self._send_pages()
         if not drained and not (self.disk_full and self.run_id is not None):
             return False
@@ -155,6 +162,24 @@ class Uploader:
                 return False
         if not drained:
             return False
+        try:
+            self.journal.mark_ended()
+        except OSError:  # noqa: S110 - a full disk: only a death while drawing could still resend
+            pass
+        return True
+
+    def send_pictures(self) -> bool:
+        """Draw the models' pictures into the ended run, then delete the journal. The
+        script does not wait for this (the run is whole without them), so what fails is
+        a tag on the run, ``pypads.failure.pictures``: nobody is left to read a warning."""
+        if self.run_id is not None:
+            failures = self._pages.upload_pictures(self.client, self.run_id)
+            if failures:
+                try:
+                    self.clock.call(self.client.set_tag, self.run_id, "pypads.failure.pictures",
+                                    "; ".join(failures)[:5000])
+                except Exception:  # noqa: S110 - the store is gone: the run has all but its pictures
+                    pass
         self.journal.discard()
         return True
 
@@ -181,8 +206,6 @@ class Uploader:
                 connection.log_datasets(self.client, run_id, batch.datasets, self._warn_once, self.clock.call)
             if batch.evaluations:  # before child runs: their metrics include the training scores
                 self._pages.evaluate(self.client, self._open_run_id, batch.evaluations)
-            if batch.evaluations or batch.models:
-                self._pages.draw(run_id)
             if batch.child_runs:
                 self._pages.child_runs.update(connection.log_child_runs(self.client, run_id,
                                                                   self._pages.with_scores(batch.child_runs),
@@ -228,7 +251,7 @@ class Uploader:
         """The models' pages (see :class:`ModelPages`); False, keeping the journal, if the store failed."""
         try:
             self._pages.save_models(self.client, self._open_run_id, self._experiment())
-            self._pages.upload_pictures(self.client, self._open_run_id)
+            self._pages.plan_pictures()
         except StoreFailed as failed:
             self.failed, self.failure = True, failed.error
             self._warn_once(failed.key, str(failed))
