@@ -23,9 +23,9 @@ pyplot's figure registry, backend and rcParams are global state that must stay t
 from __future__ import annotations
 
 from pypads.to_mlflow.evaluation.importance import importances
-from pypads.to_mlflow.evaluation.metrics import scores
+from pypads.to_mlflow.evaluation.metrics import import_ahead, scores
 from pypads.to_mlflow.evaluation.page import estimator_html
 from pypads.to_mlflow.evaluation.pictures import pictures
 from pypads.to_mlflow.evaluation.record import Evaluation
 
-__all__ = ["Evaluation", "estimator_html", "importances", "pictures", "scores"]
+__all__ = ["Evaluation", "estimator_html", "import_ahead", "importances", "pictures", "scores"]

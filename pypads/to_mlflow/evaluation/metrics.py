@@ -9,6 +9,7 @@ absent, as in autolog: that is the model's nature, not a problem with the run.""
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from functools import partial
@@ -213,3 +214,13 @@ def clusterer_scores(evaluation: Evaluation, found: Found) -> None:
             found.measure(name, partial(metric, x, y))
         else:
             found.skip(name, f"defined for 2 to n_samples - 1 clusters, found {clusters} in {len(y)} samples")
+
+
+def import_ahead() -> None:
+    """Import scikit-learn's metrics now: about 0.7 s (scipy's statistics most of it) that
+    an uploader, idle while the script runs, had better spend then than at the run's
+    end, when the script waits for the training scores. Never raises."""
+    try:
+        importlib.import_module("sklearn.metrics")
+    except Exception:  # noqa: S110 - scoring says what is missing when it needs it
+        pass

@@ -19,10 +19,12 @@ import queue
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
+from pypads.to_mlflow import evaluation
 from pypads.to_mlflow.timeouts import AnswerClock, default_timeout, recovery_timeout
 from pypads.to_mlflow.uploader.recovery import Recovery
 from pypads.to_mlflow.uploader.spare import MOST_RUNS, release, take_over, wait_for_claim
@@ -114,6 +116,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or :func:`default_timeout`).
     True if this process may serve another run; False if an MLflow call was left hanging."""
+    _pictures_drawn()
     channel = _Channel(answers_to)
     clock = _ReportingClock(channel)
     uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(Warned(key, message)))
@@ -130,6 +133,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
                      daemon=True).start()
     uploader.open()
     channel.send(Opened(uploader.run_id))
+    threading.Thread(target=evaluation.import_ahead, name="pypads-import-ahead", daemon=True).start()
     recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
     status: str | None
     while True:
@@ -162,13 +166,49 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     except (OSError, ValueError):
         pass  # what was left unsent is for a script that is gone; this process serves on
     if finished and finished[0]:  # the pictures: the script need not wait for them
-        uploader.send_pictures()
+        wait = 0.0 if command is None else SCRIPT_EXIT_WAIT  # None: its input has ended, it is gone
+        drawing = threading.Thread(target=_draw_pictures, args=(uploader, commands, wait), name="pypads-pictures")
+        drawing.start()
+        _drawing.append(drawing)
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
     identity = sqlite_identity(uploader.target.store.tracking_uri)
     if identity is not None:
         _sqlite_files[identity[0]] = identity[1]
     return True
+
+
+# Seconds the pictures wait for the script to exit once its run has ended: on a machine
+# of two cores, drawing them at once would slow down the interpreter's own teardown.
+SCRIPT_EXIT_WAIT = 2.0
+
+
+# The threads that draw the pictures of runs served, while this process waits as a spare:
+# a script that comes right after one that ended need not start an uploader of its own.
+_drawing: list[threading.Thread] = []
+
+
+def _draw_pictures(uploader: Uploader, commands: queue.Queue[Command | None], wait: float) -> None:
+    _until_the_script_exits(commands, wait)
+    uploader.send_pictures()
+
+
+def _pictures_drawn() -> None:
+    """Wait for the pictures of the runs served so far: before the next run is served (one
+    run at a time in MLflow's client), and before this process exits."""
+    while _drawing:
+        _drawing.pop().join()
+
+
+def _until_the_script_exits(commands: queue.Queue[Command | None], timeout: float) -> None:
+    """Wait until the script's end of input (its exit), at most ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            if commands.get(timeout=left) is None:
+                return
+        except queue.Empty:
+            return
 
 
 # The SQLite stores this process has used, as they were (see spare.stale).
@@ -217,6 +257,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             take_over(claim)
         commands_from, answers_to = claim.connection.makefile("rb"), claim.connection.makefile("wb")
         claim.connection.close()  # the files keep the socket open
+    _pictures_drawn()
     # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
     # the script may be waiting for this process to end.
     os._exit(0)
