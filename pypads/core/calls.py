@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -54,26 +55,43 @@ def set_tracking_session(session: Session | None) -> None:
 # The innermost tracked call of the current thread or asyncio task. Each context has
 # its own, so threads and tasks never see each other's calls.
 _current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("pypads_call", default=None)
-# Set while pypads' own code runs (the loggers, the call's bookkeeping), so that tracked
-# code it calls, or that a signal handler interrupting it calls, is not tracked again.
-_in_pypads: contextvars.ContextVar[bool] = contextvars.ContextVar("pypads_busy", default=False)
+
+
+class _Busy(threading.local):
+    """Set while pypads' own code runs (the loggers, the call's bookkeeping), so that tracked
+    code it calls, or that a signal handler interrupting it calls, is not tracked again.
+
+    Per thread, not per context like ``_current_call``: pypads' own work never awaits or
+    yields, so no other asyncio task can run on its thread while the mark is up, and a
+    signal handler runs on the thread it interrupted; the mark is the same as a context
+    variable there, at the cost of an attribute, where a context variable's set and reset
+    make a new context, twice per tracked call. Under gevent (which makes
+    ``threading.local`` greenlet-local when it patches before pypads is imported) it is
+    per greenlet, as a context variable is.
+    """
+
+    on = False  # the default of every thread; a thread's own value once it set one
+
+
+_busy = _Busy()
 
 
 def inside_pypads() -> bool:
-    """Whether pypads' own code is running in this thread or task (or was interrupted
-    there by a signal handler): code called now must run untracked."""
-    return _in_pypads.get()
+    """Whether pypads' own code is running in this thread (or was interrupted there by a
+    signal handler): code called now must run untracked."""
+    return _busy.on
 
 
 @contextlib.contextmanager
 def pypads_at_work() -> Iterator[None]:
     """Mark pypads' own work, so that whatever it calls, or a signal handler that
     interrupts it calls, runs untracked instead of waiting for a lock held right here."""
-    token = _in_pypads.set(True)
+    busy = _busy
+    was, busy.on = busy.on, True
     try:
         yield
     finally:
-        _in_pypads.reset(token)
+        busy.on = was
 
 
 def current_call() -> Call | None:
@@ -111,27 +129,28 @@ class CallSite:
 
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         run = self.session.run
-        if run is None or not self.handlers or _in_pypads.get():
+        busy = _busy
+        if run is None or not self.handlers or busy.on:
             return original(*args, **kwargs)
         # Marked as pypads' own work from the call's bookkeeping through the loggers' pre
         # phases, in one stretch: a signal handler that interrupts it and calls tracked
         # code runs that code untracked, instead of waiting for a lock this very thread
-        # holds. One mark, not one per phase: each costs a new context on a metric's path.
-        busy = _in_pypads.set(True)
+        # holds. The mark was down (checked above), so taking it down again restores it.
+        busy.on = True
         try:
             call = self._begin(run, original, args, kwargs)
         except BaseException:
-            _in_pypads.reset(busy)
+            busy.on = False
             raise
         token = _current_call.set(call)
         try:
             if not call.tracked:
-                _in_pypads.reset(busy)
+                busy.on = False
                 return original(*args, **kwargs)
             try:
                 before = self._pre(call) if self._pre_phases else None
             finally:
-                _in_pypads.reset(busy)
+                busy.on = False
             call.started = started = time.perf_counter()  # the duration is the original's alone
             try:
                 call.result = result = original(*args, **kwargs)
@@ -196,7 +215,8 @@ class CallSite:
         return states
 
     def _post(self, call: Call, before: list[Any] | None) -> None:
-        token = _in_pypads.set(True)
+        busy = _busy
+        busy.on = True  # invoke took it down for the original: down again is as it was
         try:
             for index, post, options, depth in self._post_phases:
                 if depth < 0 or call.depth <= depth:
@@ -207,7 +227,7 @@ class CallSite:
                     except BaseException as error:  # a logger must never break the user's call
                         call.run.logger_failed(self.handlers[index].logger.name, f"post of {call.name}", error)
         finally:
-            _in_pypads.reset(token)
+            busy.on = False
 
 
 def _encloses_same(parent: Call | None, original: Callable[..., Any], instance: Any) -> bool:
