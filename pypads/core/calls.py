@@ -9,7 +9,7 @@ reach the caller unchanged; exceptions of loggers never do (see ``RunContext``).
 from __future__ import annotations
 
 import contextlib
-import contextvars
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -51,34 +51,54 @@ def set_tracking_session(session: Session | None) -> None:
     _tracking = session
 
 
-# The innermost tracked call of the current thread or asyncio task. Each context has
-# its own, so threads and tasks never see each other's calls.
-_current_call: contextvars.ContextVar[Call | None] = contextvars.ContextVar("pypads_call", default=None)
-# Set while pypads' own code runs (the loggers, the call's bookkeeping), so that tracked
-# code it calls, or that a signal handler interrupting it calls, is not tracked again.
-_in_pypads: contextvars.ContextVar[bool] = contextvars.ContextVar("pypads_busy", default=False)
+class _ThreadState(threading.local):
+    """What a tracked call needs to know of the thread it runs in: an attribute each, not
+    a context variable, whose set and reset make a new context each; on a metric called
+    in a loop, three such pairs per call were a tenth of what tracking it cost.
+
+    Per thread is per asyncio task as well. A tracked call runs its original to the end
+    before it returns, and pypads' own work never awaits or yields, so whenever a task
+    can be switched both are as that task found them. A signal handler runs on the thread
+    it interrupted and sees both as they were there. Under gevent, which makes
+    ``threading.local`` greenlet-local when it patches before pypads is imported, they
+    are per greenlet. Unlike a context variable, neither follows a context copied into
+    another thread (``asyncio.to_thread``): calls there are that thread's own, as calls
+    in a thread of joblib's or of the script's are.
+    """
+
+    # Set while pypads' own code runs (the loggers, the call's bookkeeping), so that tracked
+    # code it calls, or that a signal handler interrupting it calls, is not tracked again.
+    busy = False
+    # The innermost tracked call of this thread: the parent of a call made inside it.
+    # Another thread starts with none, so threads never see each other's calls.
+    call: Call | None = None
+
+
+# A thread reads the class's defaults above until it sets its own.
+_thread = _ThreadState()
 
 
 def inside_pypads() -> bool:
-    """Whether pypads' own code is running in this thread or task (or was interrupted
-    there by a signal handler): code called now must run untracked."""
-    return _in_pypads.get()
+    """Whether pypads' own code is running in this thread (or was interrupted there by a
+    signal handler): code called now must run untracked."""
+    return _thread.busy
 
 
 @contextlib.contextmanager
 def pypads_at_work() -> Iterator[None]:
     """Mark pypads' own work, so that whatever it calls, or a signal handler that
     interrupts it calls, runs untracked instead of waiting for a lock held right here."""
-    token = _in_pypads.set(True)
+    state = _thread
+    was, state.busy = state.busy, True
     try:
         yield
     finally:
-        _in_pypads.reset(token)
+        state.busy = was
 
 
 def current_call() -> Call | None:
-    """The innermost tracked call that is running in this thread or task, if any."""
-    return _current_call.get()
+    """The innermost tracked call that is running in this thread, if any."""
+    return _thread.call
 
 
 class CallSite:
@@ -111,27 +131,28 @@ class CallSite:
 
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         run = self.session.run
-        if run is None or not self.handlers or _in_pypads.get():
+        state = _thread
+        if run is None or not self.handlers or state.busy:
             return original(*args, **kwargs)
         # Marked as pypads' own work from the call's bookkeeping through the loggers' pre
         # phases, in one stretch: a signal handler that interrupts it and calls tracked
         # code runs that code untracked, instead of waiting for a lock this very thread
-        # holds. One mark, not one per phase: each costs a new context on a metric's path.
-        busy = _in_pypads.set(True)
+        # holds. The mark was down (checked above), so taking it down again restores it.
+        state.busy = True
         try:
             call = self._begin(run, original, args, kwargs)
         except BaseException:
-            _in_pypads.reset(busy)
+            state.busy = False
             raise
-        token = _current_call.set(call)
+        parent, state.call = state.call, call
         try:
             if not call.tracked:
-                _in_pypads.reset(busy)
+                state.busy = False
                 return original(*args, **kwargs)
             try:
                 before = self._pre(call) if self._pre_phases else None
             finally:
-                _in_pypads.reset(busy)
+                state.busy = False
             call.started = started = time.perf_counter()  # the duration is the original's alone
             try:
                 call.result = result = original(*args, **kwargs)
@@ -144,12 +165,12 @@ class CallSite:
             self._post(call, before)
             return result
         finally:
-            _current_call.reset(token)
+            state.call = parent
 
     def _begin(self, run: RunContext, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         """The call, pushed on the stack even when the recursion rules leave it untracked,
         so that the calls it makes see it as their parent."""
-        parent = _current_call.get()
+        parent = _thread.call
         session = self.session
         if self.bound_to == "none" or not args:  # a function (a metric): no receiver to name
             instance = owner = None
@@ -196,7 +217,8 @@ class CallSite:
         return states
 
     def _post(self, call: Call, before: list[Any] | None) -> None:
-        token = _in_pypads.set(True)
+        state = _thread
+        state.busy = True  # invoke took it down for the original: down again is as it was
         try:
             for index, post, options, depth in self._post_phases:
                 if depth < 0 or call.depth <= depth:
@@ -207,7 +229,7 @@ class CallSite:
                     except BaseException as error:  # a logger must never break the user's call
                         call.run.logger_failed(self.handlers[index].logger.name, f"post of {call.name}", error)
         finally:
-            _in_pypads.reset(token)
+            state.busy = False
 
 
 def _encloses_same(parent: Call | None, original: Callable[..., Any], instance: Any) -> bool:

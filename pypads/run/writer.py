@@ -128,8 +128,18 @@ class Writer:
 
     def log_metric(self, key: str, value: float, step: int = 0, timestamp: int | None = None) -> None:
         """One metric's value; ``timestamp`` (ms since the epoch) is now unless given."""
-        self._write(self.journal.record_metric, key, float(value),
-                    int(time.time() * 1000) if timestamp is None else timestamp, int(step))
+        value, step = float(value), int(step)
+        if timestamp is None:
+            timestamp = int(time.time() * 1000)
+        if self._closed or self.broken:
+            self._write(self.journal.record_metric, key, value, timestamp, step)
+            return
+        # _write's common case written out: a scoring function in a loop comes here on
+        # every call, and each Python call on its way costs it about as much as the line.
+        try:
+            self.journal.record_metric(key, value, timestamp, step)
+        except OSError as error:
+            self._give_up(error)
 
     def log_metrics(self, metrics: Mapping[str, float], step: int = 0) -> None:
         timestamp = int(time.time() * 1000)

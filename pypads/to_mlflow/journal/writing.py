@@ -125,8 +125,8 @@ class JournalWriter(JournalFolder):
             number = float.__repr__(value) if math.isfinite(value) else json.dumps(value)
             self._last_number = (value, number)
         data = f'{start}{number}, "timestamp": {timestamp}, "step": {step}}}\n'.encode()
-        with self._lock:
-            self._append_line(data)
+        with self._lock:  # _append_line, written out: one Python call less on every metric
+            (self._lines or self._open_lines()).append(data)
 
     def stage(self, path: str, content: bytes, append: bool = False) -> None:
         """Keep an artifact (or, with ``append``, a piece to add to its end) until it is
