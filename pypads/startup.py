@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +34,6 @@ def check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[Ru
         if not isinstance(function, RunLogger) and not callable(function):
             raise ConfigError(f"init_run_fns: {function!r} is neither a RunLogger nor callable")
     return checked
-
-
-def check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Any]]) -> None:
-    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
-    known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
-    for name in disabled:
-        if name not in known:
-            raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
 
 
 def function_name(function: RunLogger | RunFunction) -> str:

@@ -22,7 +22,7 @@ from pypads.core.patching.dispatch import unregister
 from pypads.core.patching.importer import PatchingFinder
 from pypads.core.patching.patches import Patcher
 from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.recording.events import EventTable, check_hooks, merge_logging_fns
+from pypads.recording.events import EventTable, check_disabled, check_hooks, merge_logging_fns
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
 from pypads.run.context import RunContext
@@ -30,7 +30,6 @@ from pypads.run.fluent import Environment, activate_run, store_for
 from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.run.writer import Writer
 from pypads.startup import (
-    check_disabled,
     check_run_functions,
     mapping_summary,
     prepare_imports,
@@ -98,13 +97,14 @@ class PyPads:
         affected_modules: Iterable[str] | None = None,
     ) -> None:
         # Everything that can be wrong with the input is checked before anything changes.
+        # Each argument on its own first, then how they fit together.
         self.config = Config.build(config)
         logging_fns_merged = merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns)
-        self.events = EventTable(self.config.events, logging_fns_merged, self.config.disabled)
-        self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
-        check_hooks(self.config.events, self.mappings)
         self.init_run_fns = check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
+        self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
         check_disabled(self.config.disabled, self.init_run_fns, logging_fns_merged)
+        check_hooks(self.config.events, self.mappings)
+        self.events = EventTable(self.config.events, logging_fns_merged, self.config.disabled)
 
         global _active
         if _active is not None:
