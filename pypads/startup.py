@@ -1,10 +1,8 @@
 """What ``PyPads()`` does besides opening the run: it checks the functions it is to run,
-runs them (and the loggers' start) once the run exists, and deals with the mapped
-libraries' modules that were imported before it."""
+and runs them (and the loggers' start) once the run exists."""
 
 from __future__ import annotations
 
-import importlib
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -12,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from pypads.config import Config
-from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
+from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile
 from pypads.core.privacy import REDACTED
 from pypads.core.processes import is_multiprocessing_child
 from pypads.core.pseudonyms import load_salt, pseudonym
 from pypads.recording.events import EventTable
-from pypads.recording.narrator import logger
 from pypads.recording.run_loggers import RunLogger, RunSettings
 from pypads.recording.run_loggers.system import login_name, write_system_facts
 from pypads.run.context import RunContext
@@ -109,39 +106,6 @@ def _write_system_facts(run: RunContext) -> None:
         raise
     except BaseException as error:
         run.logger_failed("ISystem", "run start", error)
-
-
-def prepare_imports(libraries: Iterable[str], clear: bool, reload: bool, report: bool,
-                    affected: Iterable[str] | None) -> None:
-    """Clear or reload the ``affected`` modules as asked, or report the mapped libraries'
-    modules imported before ``PyPads()`` (they are patched in place)."""
-    libraries = set(libraries)
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] in libraries)
-    if (clear or reload) and affected is None:
-        # Classes are patched in place, so nothing needs re-importing; re-importing a
-        # whole library behind the user's back would orphan the objects they hold
-        # (isinstance checks against BaseEstimator would fail). Only named modules are.
-        warn("clear_imports/reload_modules act on affected_modules only; none given, "
-             "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
-             stacklevel=4)
-        return
-    names = list(affected or ())
-    if clear:
-        for name in names:
-            sys.modules.pop(name, None)
-    elif reload:
-        for name in names:
-            module = sys.modules.get(name)
-            if module is not None:
-                try:
-                    importlib.reload(module)
-                except Exception as error:
-                    warn(f"pypads could not reload {name}: {error}", stacklevel=4)
-    elif report and loaded:
-        logger.info(
-            "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
-            len(loaded), ", ".join(sorted(libraries)),
-        )
 
 
 def run_user(pseudonymize: bool) -> str | None:

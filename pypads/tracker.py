@@ -19,7 +19,7 @@ from pypads.core.errors import warn
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile, load_mappings
 from pypads.core.patching.dispatch import unregister
-from pypads.core.patching.importer import PatchingFinder
+from pypads.core.patching.importer import PatchingFinder, prepare_imports
 from pypads.core.patching.patches import Patcher
 from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.recording.events import EventTable, check_disabled, check_hooks, merge_logging_fns
@@ -32,7 +32,6 @@ from pypads.run.writer import Writer
 from pypads.startup import (
     check_run_functions,
     mapping_summary,
-    prepare_imports,
     run_user,
     start_run_functions,
     started_by_multiprocessing,
@@ -138,7 +137,11 @@ class PyPads:
         self._owns_run = joined is None
         self._start_run(RunTarget(self.store, self.experiment_name, joined, run_user(self.config.pseudonymize)))
 
-        prepare_imports(self._patcher.libraries(), clear_imports, reload_modules, reload_warnings, affected_modules)
+        libraries = self._patcher.libraries()
+        imported = prepare_imports(libraries, clear_imports, reload_modules, affected_modules)
+        if reload_warnings and imported:
+            logger.info("pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
+                        len(imported), ", ".join(sorted(libraries)))
         self._finder.install()
         self._patcher.patch_loaded()
         _active = self
