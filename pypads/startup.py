@@ -3,14 +3,14 @@ and runs them (and the loggers' start) once the run exists."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from pypads.config import Config
-from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError
+from pypads.core.errors import ConfigError
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile
 from pypads.core.privacy import REDACTED
@@ -53,31 +53,30 @@ def started_by_multiprocessing() -> bool:
     return rerun or is_multiprocessing_child()
 
 
-def start_run_functions(tracker: Any, run: RunContext, events: EventTable, config: Config,
-                        functions: Iterable[RunLogger | RunFunction]) -> threading.Thread | None:
-    """Start the event loggers, then run the run functions not disabled: those that may
-    run in the background on a thread, which is returned (``end_run`` waits for it)."""
+def start_run_functions(tracker: Any, run: RunContext, events: EventTable, functions: Iterable[RunLogger | RunFunction],
+                        disabled: Collection[str], env_allowlist: tuple[str, ...], pseudonymize: bool) -> threading.Thread | None:
+    """Start the event loggers, then run the run functions not ``disabled``: those that may
+    run in the background on a thread, which is returned (``end_run`` waits for it).
+    ``env_allowlist`` and ``pseudonymize`` are what the run loggers are told (the config's).
+    The run calls each (:meth:`RunContext.call_safely`): a failure never reaches the script."""
+    settings = RunSettings(env_allowlist, pseudonymize, load_salt(pypads_home()))
+    calls = [(function_name(function), _call(function, tracker, run, settings), _in_background(function))
+             for function in functions if function_name(function) not in disabled]
     for handler in events.handlers():
-        try:
-            handler.logger.start(run, handler.options)
-        except PASSES_THROUGH_LOGGERS:
-            raise
-        except BaseException as error:
-            run.logger_failed(handler.logger.name, "run start", error)
-    settings = RunSettings(config.env_allowlist, config.pseudonymize, load_salt(pypads_home()))
-    wanted = [function for function in functions if function_name(function) not in config.disabled]
-    in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
-    for function in wanted:
-        if function not in in_background:
-            _run_function(function, tracker, run, settings)
-    if not in_background:
-        _write_system_facts(run)
+        run.call_safely(handler.logger.name, "run start", functools.partial(handler.logger.start, run, handler.options))
+    for name, call, in_background in calls:
+        if not in_background:
+            run.call_safely(name, "run start", call)
+    write_facts = functools.partial(write_system_facts, run)  # environment/system.json, from what the loggers found
+    if not any(in_background for _, _, in_background in calls):
+        run.call_safely("ISystem", "run start", write_facts)
         return None
 
     def run_in_background() -> None:
-        for function in in_background:
-            _run_function(function, tracker, run, settings)
-        _write_system_facts(run)
+        for name, call, in_background in calls:
+            if in_background:
+                run.call_safely(name, "run start", call)
+        run.call_safely("ISystem", "run start", write_facts)
 
     # Git, system and package facts take a tenth of a second and touch only the
     # writer: the script need not wait for them. end_run does.
@@ -86,26 +85,14 @@ def start_run_functions(tracker: Any, run: RunContext, events: EventTable, confi
     return thread
 
 
-def _run_function(function: RunLogger | RunFunction, tracker: Any, run: RunContext, settings: RunSettings) -> None:
-    try:
-        if isinstance(function, RunLogger):
-            function.log(run, settings)
-        else:
-            function(tracker)
-    except PASSES_THROUGH_LOGGERS:
-        raise
-    except BaseException as error:
-        run.logger_failed(function_name(function), "run start", error)
+def _call(function: RunLogger | RunFunction, tracker: Any, run: RunContext, settings: RunSettings) -> Callable[[], Any]:
+    if isinstance(function, RunLogger):
+        return functools.partial(function.log, run, settings)
+    return functools.partial(function, tracker)
 
 
-def _write_system_facts(run: RunContext) -> None:
-    """``environment/system.json``, from the facts the system loggers collected (if any)."""
-    try:
-        write_system_facts(run)
-    except PASSES_THROUGH_LOGGERS:
-        raise
-    except BaseException as error:
-        run.logger_failed("ISystem", "run start", error)
+def _in_background(function: RunLogger | RunFunction) -> bool:
+    return isinstance(function, RunLogger) and function.in_background
 
 
 def run_user(pseudonymize: bool) -> str | None:

@@ -241,7 +241,9 @@ class PyPads:
     def _run_init_functions(self) -> None:
         run = self._run
         if run is not None:
-            self._run_loggers = start_run_functions(self, run, self.events, self.config, self.init_run_fns)
+            config = self.config
+            self._run_loggers = start_run_functions(self, run, self.events, self.init_run_fns, config.disabled,
+                                                    config.env_allowlist, config.pseudonymize)
 
     # --- patching ---------------------------------------------------------------------
     def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
