@@ -1,5 +1,6 @@
 """What ``PyPads()`` does besides opening the run: it checks the functions it is to run,
-and runs them (and the loggers' start) once the run exists."""
+says what the run is started with (its user, the mapping files' tag), and runs the
+functions (and the loggers' start) once the run exists."""
 
 from __future__ import annotations
 

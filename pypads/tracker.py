@@ -26,17 +26,12 @@ from pypads.recording.events import EventTable, check_disabled, check_hooks, mer
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
 from pypads.run.context import RunContext
-from pypads.run.fluent import Environment, activate_run, store_for
+from pypads.run.fluent import Environment, store_for
 from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.run.writer import Writer
-from pypads.startup import (
-    check_run_functions,
-    mapping_summary,
-    run_user,
-    start_run_functions,
-    started_by_multiprocessing,
-)
+from pypads.startup import check_run_functions, mapping_summary, run_user, start_run_functions, started_by_multiprocessing
 from pypads.to_mlflow.access import (
+    activate_run,
     active_mlflow_run_id,
     connection,
     explicit_mlflow_uri,
@@ -44,7 +39,6 @@ from pypads.to_mlflow.access import (
     set_mlflow_tracking_uri,
 )
 from pypads.to_mlflow.journal.reading import left_behind
-from pypads.to_mlflow.journal.writing import JournalWriter
 from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name
 from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
 
@@ -135,7 +129,7 @@ class PyPads:
         joined = active_mlflow_run_id()
         self.store: Store = store_for(uri, joined)
         self._owns_run = joined is None
-        self._start_run(RunTarget(self.store, self.experiment_name, joined, run_user(self.config.pseudonymize)))
+        self._start_run(joined)
 
         libraries = self._patcher.libraries()
         imported = prepare_imports(libraries, clear_imports, reload_modules, affected_modules)
@@ -163,39 +157,41 @@ class PyPads:
         run = self._run
         return run.writer if run is not None else None
 
-    def _start_run(self, target: RunTarget) -> None:
-        """Start tracking at once; the MLflow run itself is opened by the writer's thread.
+    def _start_run(self, joined: str | None) -> None:
+        """Start tracking at once; the MLflow run itself is opened by the uploader.
 
-        If the script imported MLflow before ``PyPads()``, it may use MLflow's API
-        right away: then this waits for the run to be open and makes it MLflow's active
-        run in this thread, as ``mlflow.start_run()`` would.
+        Each part is handed what it needs, going down: the writer makes the run's journal
+        and starts its uploader. If the script imported MLflow before ``PyPads()``, it may
+        use MLflow's API right away: then this waits for the run to be open and makes it
+        MLflow's active run in this thread, as ``mlflow.start_run()`` would.
         """
+        config = self.config
+        user = run_user(config.pseudonymize)
+        tags = {"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)}
         uses_mlflow = script_uses_mlflow()
         if self._owns_run:
             self._environment.set(MLFLOW_TRACKING_URI=self.store.tracking_uri)
-            if uses_mlflow:
-                # MLflow prefers a URI set in-process over the environment.
-                self._previous_mlflow_uri = explicit_mlflow_uri()
-                self._set_mlflow_uri = True
-                set_mlflow_tracking_uri(self.store.tracking_uri)
+        writer = Writer(RunTarget(self.store, self.experiment_name, joined, user), on_open=self._on_run_open,
+                        in_process=config.uploader == "thread" or (config.uploader == "auto" and uses_mlflow),
+                        recover=bool(left_behind()), on_failure=self._stop_tracking,
+                        wait_timeout=config.flush_timeout, uploader_idle=config.uploader_idle)
+        run = RunContext(writer, tuple(self.mappings))
         try:
-            journal = JournalWriter.create(target)
+            writer.start(tags)
         except OSError as error:  # tracking must never stop the user's script
             warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking", stacklevel=3)
-            return
-        uploader = self.config.uploader
-        writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
-                        in_process=uploader == "thread" or (uploader == "auto" and uses_mlflow),
-                        on_failure=self._stop_tracking, wait_timeout=self.config.flush_timeout,
-                        uploader_idle=self.config.uploader_idle)
-        writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
-        self.session.run = self._run = RunContext(writer, tuple(self.mappings))
-        self._exit_hooks.install()
-        writer.start()
+        else:
+            self.session.run = self._run = run
+            self._exit_hooks.install()
         if uses_mlflow and self._owns_run:
-            # The script may use MLflow's API at once: wait (within the link's bound) for
-            # the run the uploader opens, and make it the active run of this thread.
-            activate_run(writer.run_id, self.store.display_uri)
+            # MLflow prefers a URI set in-process over the environment.
+            self._previous_mlflow_uri = explicit_mlflow_uri()
+            self._set_mlflow_uri = True
+            set_mlflow_tracking_uri(self.store.tracking_uri)
+            if self._run is not None:
+                # The script may use MLflow's API at once: wait (within the link's bound) for
+                # the run the uploader opens, and make it the active run of this thread.
+                activate_run(writer.run_id, self.store.display_uri)
 
     def _on_run_open(self, run_id: str) -> None:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in
