@@ -1,25 +1,23 @@
 """What ``PyPads()`` does besides opening the run: it checks the functions it is to run,
-runs them (and the loggers' start) once the run exists, and deals with the mapped
-libraries' modules that were imported before it."""
+says what the run is started with (its user, the mapping files' tag), and runs the
+functions (and the loggers' start) once the run exists."""
 
 from __future__ import annotations
 
-import importlib
+import functools
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from pypads.config import Config
-from pypads.core.errors import PASSES_THROUGH_LOGGERS, ConfigError, warn
+from pypads.core.errors import ConfigError
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile
 from pypads.core.privacy import REDACTED
 from pypads.core.processes import is_multiprocessing_child
 from pypads.core.pseudonyms import load_salt, pseudonym
 from pypads.recording.events import EventTable
-from pypads.recording.narrator import logger
 from pypads.recording.run_loggers import RunLogger, RunSettings
 from pypads.recording.run_loggers.system import login_name, write_system_facts
 from pypads.run.context import RunContext
@@ -34,14 +32,6 @@ def check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[Ru
         if not isinstance(function, RunLogger) and not callable(function):
             raise ConfigError(f"init_run_fns: {function!r} is neither a RunLogger nor callable")
     return checked
-
-
-def check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Any]]) -> None:
-    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
-    known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
-    for name in disabled:
-        if name not in known:
-            raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
 
 
 def function_name(function: RunLogger | RunFunction) -> str:
@@ -64,31 +54,30 @@ def started_by_multiprocessing() -> bool:
     return rerun or is_multiprocessing_child()
 
 
-def start_run_functions(tracker: Any, run: RunContext, events: EventTable, config: Config,
-                        functions: Iterable[RunLogger | RunFunction]) -> threading.Thread | None:
-    """Start the event loggers, then run the run functions not disabled: those that may
-    run in the background on a thread, which is returned (``end_run`` waits for it)."""
+def start_run_functions(tracker: Any, run: RunContext, events: EventTable, functions: Iterable[RunLogger | RunFunction],
+                        disabled: Collection[str], env_allowlist: tuple[str, ...], pseudonymize: bool) -> threading.Thread | None:
+    """Start the event loggers, then run the run functions not ``disabled``: those that may
+    run in the background on a thread, which is returned (``end_run`` waits for it).
+    ``env_allowlist`` and ``pseudonymize`` are what the run loggers are told (the config's).
+    The run calls each (:meth:`RunContext.call_safely`): a failure never reaches the script."""
+    settings = RunSettings(env_allowlist, pseudonymize, load_salt(pypads_home()))
+    calls = [(function_name(function), _call(function, tracker, run, settings), _in_background(function))
+             for function in functions if function_name(function) not in disabled]
     for handler in events.handlers():
-        try:
-            handler.logger.start(run, handler.options)
-        except PASSES_THROUGH_LOGGERS:
-            raise
-        except BaseException as error:
-            run.logger_failed(handler.logger.name, "run start", error)
-    settings = RunSettings(config.env_allowlist, config.pseudonymize, load_salt(pypads_home()))
-    wanted = [function for function in functions if function_name(function) not in config.disabled]
-    in_background = [function for function in wanted if isinstance(function, RunLogger) and function.in_background]
-    for function in wanted:
-        if function not in in_background:
-            _run_function(function, tracker, run, settings)
-    if not in_background:
-        _write_system_facts(run)
+        run.call_safely(handler.logger.name, "run start", functools.partial(handler.logger.start, run, handler.options))
+    for name, call, in_background in calls:
+        if not in_background:
+            run.call_safely(name, "run start", call)
+    write_facts = functools.partial(write_system_facts, run)  # environment/system.json, from what the loggers found
+    if not any(in_background for _, _, in_background in calls):
+        run.call_safely("ISystem", "run start", write_facts)
         return None
 
     def run_in_background() -> None:
-        for function in in_background:
-            _run_function(function, tracker, run, settings)
-        _write_system_facts(run)
+        for name, call, in_background in calls:
+            if in_background:
+                run.call_safely(name, "run start", call)
+        run.call_safely("ISystem", "run start", write_facts)
 
     # Git, system and package facts take a tenth of a second and touch only the
     # writer: the script need not wait for them. end_run does.
@@ -97,59 +86,14 @@ def start_run_functions(tracker: Any, run: RunContext, events: EventTable, confi
     return thread
 
 
-def _run_function(function: RunLogger | RunFunction, tracker: Any, run: RunContext, settings: RunSettings) -> None:
-    try:
-        if isinstance(function, RunLogger):
-            function.log(run, settings)
-        else:
-            function(tracker)
-    except PASSES_THROUGH_LOGGERS:
-        raise
-    except BaseException as error:
-        run.logger_failed(function_name(function), "run start", error)
+def _call(function: RunLogger | RunFunction, tracker: Any, run: RunContext, settings: RunSettings) -> Callable[[], Any]:
+    if isinstance(function, RunLogger):
+        return functools.partial(function.log, run, settings)
+    return functools.partial(function, tracker)
 
 
-def _write_system_facts(run: RunContext) -> None:
-    """``environment/system.json``, from the facts the system loggers collected (if any)."""
-    try:
-        write_system_facts(run)
-    except PASSES_THROUGH_LOGGERS:
-        raise
-    except BaseException as error:
-        run.logger_failed("ISystem", "run start", error)
-
-
-def prepare_imports(libraries: Iterable[str], clear: bool, reload: bool, report: bool,
-                    affected: Iterable[str] | None) -> None:
-    """Clear or reload the ``affected`` modules as asked, or report the mapped libraries'
-    modules imported before ``PyPads()`` (they are patched in place)."""
-    libraries = set(libraries)
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] in libraries)
-    if (clear or reload) and affected is None:
-        # Classes are patched in place, so nothing needs re-importing; re-importing a
-        # whole library behind the user's back would orphan the objects they hold
-        # (isinstance checks against BaseEstimator would fail). Only named modules are.
-        warn("clear_imports/reload_modules act on affected_modules only; none given, "
-             "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
-             stacklevel=4)
-        return
-    names = list(affected or ())
-    if clear:
-        for name in names:
-            sys.modules.pop(name, None)
-    elif reload:
-        for name in names:
-            module = sys.modules.get(name)
-            if module is not None:
-                try:
-                    importlib.reload(module)
-                except Exception as error:
-                    warn(f"pypads could not reload {name}: {error}", stacklevel=4)
-    elif report and loaded:
-        logger.info(
-            "pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
-            len(loaded), ", ".join(sorted(libraries)),
-        )
+def _in_background(function: RunLogger | RunFunction) -> bool:
+    return isinstance(function, RunLogger) and function.in_background
 
 
 def run_user(pseudonymize: bool) -> str | None:

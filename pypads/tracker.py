@@ -19,26 +19,19 @@ from pypads.core.errors import warn
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile, load_mappings
 from pypads.core.patching.dispatch import unregister
-from pypads.core.patching.importer import PatchingFinder
+from pypads.core.patching.importer import PatchingFinder, prepare_imports
 from pypads.core.patching.patches import Patcher
 from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.recording.events import EventTable, check_hooks, merge_logging_fns
+from pypads.recording.events import EventTable, check_disabled, check_hooks, merge_logging_fns
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
 from pypads.run.context import RunContext
-from pypads.run.fluent import Environment, activate_run, store_for
+from pypads.run.fluent import Environment, store_for
 from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
 from pypads.run.writer import Writer
-from pypads.startup import (
-    check_disabled,
-    check_run_functions,
-    mapping_summary,
-    prepare_imports,
-    run_user,
-    start_run_functions,
-    started_by_multiprocessing,
-)
+from pypads.startup import check_run_functions, mapping_summary, run_user, start_run_functions, started_by_multiprocessing
 from pypads.to_mlflow.access import (
+    activate_run,
     active_mlflow_run_id,
     connection,
     explicit_mlflow_uri,
@@ -46,7 +39,6 @@ from pypads.to_mlflow.access import (
     set_mlflow_tracking_uri,
 )
 from pypads.to_mlflow.journal.reading import left_behind
-from pypads.to_mlflow.journal.writing import JournalWriter
 from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name
 from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
 
@@ -98,13 +90,14 @@ class PyPads:
         affected_modules: Iterable[str] | None = None,
     ) -> None:
         # Everything that can be wrong with the input is checked before anything changes.
+        # Each argument on its own first, then how they fit together.
         self.config = Config.build(config)
         logging_fns_merged = merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns)
-        self.events = EventTable(self.config.events, logging_fns_merged, self.config.disabled)
-        self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
-        check_hooks(self.config.events, self.mappings)
         self.init_run_fns = check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
+        self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
         check_disabled(self.config.disabled, self.init_run_fns, logging_fns_merged)
+        check_hooks(self.config.events, self.mappings)
+        self.events = EventTable(self.config.events, logging_fns_merged, self.config.disabled)
 
         global _active
         if _active is not None:
@@ -136,9 +129,13 @@ class PyPads:
         joined = active_mlflow_run_id()
         self.store: Store = store_for(uri, joined)
         self._owns_run = joined is None
-        self._start_run(RunTarget(self.store, self.experiment_name, joined, run_user(self.config.pseudonymize)))
+        self._start_run(joined)
 
-        prepare_imports(self._patcher.libraries(), clear_imports, reload_modules, reload_warnings, affected_modules)
+        libraries = self._patcher.libraries()
+        imported = prepare_imports(libraries, clear_imports, reload_modules, affected_modules)
+        if reload_warnings and imported:
+            logger.info("pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
+                        len(imported), ", ".join(sorted(libraries)))
         self._finder.install()
         self._patcher.patch_loaded()
         _active = self
@@ -160,39 +157,41 @@ class PyPads:
         run = self._run
         return run.writer if run is not None else None
 
-    def _start_run(self, target: RunTarget) -> None:
-        """Start tracking at once; the MLflow run itself is opened by the writer's thread.
+    def _start_run(self, joined: str | None) -> None:
+        """Start tracking at once; the MLflow run itself is opened by the uploader.
 
-        If the script imported MLflow before ``PyPads()``, it may use MLflow's API
-        right away: then this waits for the run to be open and makes it MLflow's active
-        run in this thread, as ``mlflow.start_run()`` would.
+        Each part is handed what it needs, going down: the writer makes the run's journal
+        and starts its uploader. If the script imported MLflow before ``PyPads()``, it may
+        use MLflow's API right away: then this waits for the run to be open and makes it
+        MLflow's active run in this thread, as ``mlflow.start_run()`` would.
         """
+        config = self.config
+        user = run_user(config.pseudonymize)
+        tags = {"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)}
         uses_mlflow = script_uses_mlflow()
         if self._owns_run:
             self._environment.set(MLFLOW_TRACKING_URI=self.store.tracking_uri)
-            if uses_mlflow:
-                # MLflow prefers a URI set in-process over the environment.
-                self._previous_mlflow_uri = explicit_mlflow_uri()
-                self._set_mlflow_uri = True
-                set_mlflow_tracking_uri(self.store.tracking_uri)
+        writer = Writer(RunTarget(self.store, self.experiment_name, joined, user), on_open=self._on_run_open,
+                        in_process=config.uploader == "thread" or (config.uploader == "auto" and uses_mlflow),
+                        recover=bool(left_behind()), on_failure=self._stop_tracking,
+                        wait_timeout=config.flush_timeout, uploader_idle=config.uploader_idle)
+        run = RunContext(writer, tuple(self.mappings))
         try:
-            journal = JournalWriter.create(target)
+            writer.start(tags)
         except OSError as error:  # tracking must never stop the user's script
             warn(f"pypads cannot keep a journal in {pypads_home()}: {error}; continuing without tracking", stacklevel=3)
-            return
-        uploader = self.config.uploader
-        writer = Writer(journal, target, on_open=self._on_run_open, recover=bool(left_behind()),
-                        in_process=uploader == "thread" or (uploader == "auto" and uses_mlflow),
-                        on_failure=self._stop_tracking, wait_timeout=self.config.flush_timeout,
-                        uploader_idle=self.config.uploader_idle)
-        writer.set_tags({"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)})
-        self.session.run = self._run = RunContext(writer, tuple(self.mappings))
-        self._exit_hooks.install()
-        writer.start()
+        else:
+            self.session.run = self._run = run
+            self._exit_hooks.install()
         if uses_mlflow and self._owns_run:
-            # The script may use MLflow's API at once: wait (within the link's bound) for
-            # the run the uploader opens, and make it the active run of this thread.
-            activate_run(writer.run_id, self.store.display_uri)
+            # MLflow prefers a URI set in-process over the environment.
+            self._previous_mlflow_uri = explicit_mlflow_uri()
+            self._set_mlflow_uri = True
+            set_mlflow_tracking_uri(self.store.tracking_uri)
+            if self._run is not None:
+                # The script may use MLflow's API at once: wait (within the link's bound) for
+                # the run the uploader opens, and make it the active run of this thread.
+                activate_run(writer.run_id, self.store.display_uri)
 
     def _on_run_open(self, run_id: str) -> None:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in
@@ -238,7 +237,9 @@ class PyPads:
     def _run_init_functions(self) -> None:
         run = self._run
         if run is not None:
-            self._run_loggers = start_run_functions(self, run, self.events, self.config, self.init_run_fns)
+            config = self.config
+            self._run_loggers = start_run_functions(self, run, self.events, self.init_run_fns, config.disabled,
+                                                    config.env_allowlist, config.pseudonymize)
 
     # --- patching ---------------------------------------------------------------------
     def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:

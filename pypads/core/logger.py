@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,6 +19,19 @@ _SEED_PREFIX = "_pypads_"
 def option_name(key: str) -> str:
     """The plain name of an option given as ``write_format`` or ``_pypads_write_format``."""
     return key[len(_SEED_PREFIX) :] if key.startswith(_SEED_PREFIX) else key
+
+
+OptionKind = tuple[str, Callable[[Any], bool]]
+"""What an option's value must be: its description (``a whole number >= 0``) and its test."""
+
+
+def check_option_kinds(options: Mapping[str, Any], kinds: Mapping[str, OptionKind], where: Callable[[str], str]) -> None:
+    """Raise a ConfigError for an option whose value is not of its kind in ``kinds``;
+    ``where(option)`` says where the value was given."""
+    for option, value in options.items():
+        kind = kinds.get(option)
+        if kind is not None and not kind[1](value):
+            raise ConfigError(f"{where(option)}: {value!r} is not a valid {option} (expected {kind[0]})")
 
 
 class Logger:

@@ -12,13 +12,13 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from pypads.core.errors import ConfigError
-from pypads.core.logger import Logger, LoggerOnEvent
+from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
 from pypads.core.mapping import MappingFile
 from pypads.recording.content.serialize import WriteFormats
 from pypads.recording.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
@@ -49,17 +49,17 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _whole_number(minimum: int) -> tuple[str, Callable[[Any], bool]]:
+def _whole_number(minimum: int) -> OptionKind:
     return f"a whole number >= {minimum}", lambda value: (
         isinstance(value, int) and not isinstance(value, bool) and value >= minimum
     )
 
 
-_FLAG: tuple[str, Callable[[Any], bool]] = ("True or False", lambda value: isinstance(value, bool))
+_FLAG: OptionKind = ("True or False", lambda value: isinstance(value, bool))
 
 # What each option of pypads' own loggers must be, checked at PyPads() so that a wrong
 # kind (write_format="xml", max_bytes="big") fails there and not inside the first fit.
-OPTION_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+OPTION_KINDS: dict[str, OptionKind] = {
     "write_format": (
         " or ".join(repr(member.name) for member in WriteFormats),
         lambda value: isinstance(value, WriteFormats) or (isinstance(value, str) and value in WriteFormats.__members__),
@@ -88,13 +88,14 @@ def _option_of(place: str, option: str) -> str:
     return f"{place}.{option}"
 
 
-def check_option_kinds(options: Mapping[str, Any], where: Callable[[str], str]) -> None:
-    """Raise a ConfigError for an option whose value is not of its kind (``OPTION_KINDS``);
-    ``where(option)`` says where the value was given."""
-    for option, value in options.items():
-        kind = OPTION_KINDS.get(option)
-        if kind is not None and not kind[1](value):
-            raise ConfigError(f"{where(option)}: {value!r} is not a valid {option} (expected {kind[0]})")
+def check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Logger]]) -> None:
+    """Raise a ConfigError for a name in the config's ``disabled`` that is neither a run
+    function's nor a logger's of ``logging_fns``: a typo would switch nothing off."""
+    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
+    known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
+    for name in disabled:
+        if name not in known:
+            raise ConfigError(f"config: at $.disabled: unknown logger {name!r} (known: {', '.join(sorted(known))})")
 
 
 def check_hooks(events: Mapping[str, Event], mappings: Iterable[MappingFile]) -> None:
@@ -158,8 +159,9 @@ class EventTable:
                 if logger.name in disabled:
                     continue
                 given = logger.check_options(event.options, f"config: at $.events.{name}.with")
-                check_option_kinds(logger.options, functools.partial(_given_in, f"logging_fns[{name!r}]: {logger!r}"))
-                check_option_kinds(given, functools.partial(_option_of, f"config: at $.events.{name}.with"))
+                check_option_kinds(logger.options, OPTION_KINDS,
+                                   functools.partial(_given_in, f"logging_fns[{name!r}]: {logger!r}"))
+                check_option_kinds(given, OPTION_KINDS, functools.partial(_option_of, f"config: at $.events.{name}.with"))
                 merged = {**logger.options, **given}
                 handler = LoggerOnEvent(name, logger, merged, event.depth, before=type(logger).pre is not Logger.pre)
                 for hook in event.hooks:

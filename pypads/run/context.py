@@ -55,12 +55,17 @@ class RunContext:
         with self._lock:
             callbacks, self._end_callbacks = self._end_callbacks, []
         for callback in callbacks:
-            try:
-                callback()
-            except PASSES_THROUGH_LOGGERS:
-                raise
-            except BaseException as error:
-                self.logger_failed(getattr(callback, "__qualname__", "end callback"), "run end", error)
+            self.call_safely(getattr(callback, "__qualname__", "end callback"), "run end", callback)
+
+    def call_safely(self, logger_name: str, where: str, function: Callable[[], Any]) -> None:
+        """Call ``function`` for the logger ``logger_name``: a failure is reported
+        (:meth:`logger_failed`), never raised into the script."""
+        try:
+            function()
+        except PASSES_THROUGH_LOGGERS:
+            raise
+        except BaseException as error:
+            self.logger_failed(logger_name, where, error)
 
     def next_call(self, name: str) -> tuple[int, int]:
         """The run-wide order of a new call and its number among calls of ``name`` (both from 1)."""

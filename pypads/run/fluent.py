@@ -1,18 +1,19 @@
 """The run and the script's own MLflow, which pypads must not contradict: the store an
-active MLflow run decides, MLflow's active run in the script's thread, and the
-environment variables through which its fluent API (``mlflow.log_*``) finds pypads' run.
+active MLflow run decides, and the environment variables through which its fluent API
+(``mlflow.log_*``) finds pypads' run.
 
-What MLflow itself is asked goes through :mod:`pypads.to_mlflow.access`, which imports
-MLflow into no script that has not imported it.
+What MLflow itself is asked or told (MLflow's active run in the script's thread, say)
+goes through :mod:`pypads.to_mlflow.access`, which imports MLflow into no script that
+has not imported it.
 """
 
 from __future__ import annotations
 
 import os
 
-from pypads.core.errors import ConfigError, warn
+from pypads.core.errors import ConfigError
 from pypads.core.privacy import redact_text
-from pypads.to_mlflow.access import connection, explicit_mlflow_uri, mlflow_tracking_uri
+from pypads.to_mlflow.access import explicit_mlflow_uri, mlflow_tracking_uri
 from pypads.to_mlflow.store import Store, resolve_store
 
 
@@ -26,23 +27,6 @@ def store_for(uri: str | None, joined: str | None) -> Store:
         raise ConfigError(f"uri: an MLflow run is active in {redact_text(current)}; "
                           f"pypads joins it there and cannot track into {redact_text(uri)}")
     return resolve_store(current)
-
-
-def activate_run(run_id: str | None, display_uri: str) -> None:
-    """Make the run the uploader opened (``run_id``) MLflow's active run in this thread,
-    for a script that uses MLflow's API itself: MLflow keeps its active run per thread,
-    and the uploader opened it on another. The one place the script touches a run's life
-    in MLflow; None (the store did not answer in time) is a warning, and the uploader
-    goes on trying."""
-    if run_id is None:
-        warn(f"pypads could not open an MLflow run at {display_uri} in time; it is not MLflow's active run here, "
-             "and the uploader tries again", stacklevel=4)
-        return
-    try:
-        connection.start_fluent_run(run_id)
-    except Exception as error:
-        warn(f"pypads opened run {run_id} at {display_uri} but could not make it MLflow's active run here "
-             f"({redact_text(str(error))})", stacklevel=4)
 
 
 class Environment:

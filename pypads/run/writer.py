@@ -22,6 +22,7 @@ next ``PyPads()`` uploads (:func:`pypads.to_mlflow.uploader.recovery.recover`).
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -31,7 +32,7 @@ from pypads.core.errors import say_on_stderr
 from pypads.core.privacy import redact_repr
 from pypads.to_mlflow.journal.writing import JournalWriter
 from pypads.to_mlflow.link.base import LinkSettings, Outcome, UploaderLink
-from pypads.to_mlflow.link.process import UploaderProcess
+from pypads.to_mlflow.link.starting import start_uploader
 from pypads.to_mlflow.link.thread import UploaderThread
 from pypads.to_mlflow.store import RunTarget
 from pypads.to_mlflow.timeouts import default_timeout
@@ -43,7 +44,6 @@ class Writer:
     """Journals everything of one run; an uploader sends it to MLflow.
 
     Args:
-        journal: the run's journal on local disk.
         target: the run to open (or join) in MLflow.
         interval: seconds between two uploads.
         on_open: called with the run id once the run exists, before a script's
@@ -57,12 +57,12 @@ class Writer:
             wait for one MLflow call (opening the run, say) that does not answer; by
             default :func:`~pypads.to_mlflow.timeouts.default_timeout` of the store.
 
-    Nothing is sent before :meth:`start`.
+    The writer owns its journal and its uploader, and :meth:`start` makes both: until
+    then it only holds what it was given. Nothing is sent before :meth:`start`.
     """
 
     def __init__(
         self,
-        journal: JournalWriter,
         target: RunTarget,
         interval: float = 1.0,
         on_open: Callable[[str], None] | None = None,
@@ -73,26 +73,48 @@ class Writer:
         wait_timeout: float | None = None,
         uploader_idle: float = 0.0,
     ) -> None:
-        self.journal = journal
         self.broken = False  # the journal could not be written: nothing more is
         self._on_failure = on_failure
         self.target = target
         self._open_run = open_run
+        self._in_process = in_process
+        # What every uploader of the run is started with, once the run has its journal.
+        self._link_settings = functools.partial(LinkSettings, interval=interval, on_open=on_open, open_run=open_run,
+                                                recover=recover, idle=uploader_idle)
+        self._wait_timeout = wait_timeout
         self._closed = False
         self._late_lock = threading.Lock()
         self._swap_lock = threading.Lock()  # the end and a take-over of the upload, one at a time
-        self._settings = LinkSettings(journal, interval, on_open, open_run, recover,
-                                      wait_timeout or default_timeout(target.store), uploader_idle)
+        self.journal: JournalWriter
+        self._settings: LinkSettings
         self._uploader: UploaderLink
-        if in_process:
-            self._uploader = UploaderThread(self._settings)
-        else:
-            self._uploader = UploaderProcess(self._settings, on_death=self._take_over)
 
-    def start(self) -> None:
-        """Start uploading (opening the run first)."""
-        if not self._uploader.start():
-            self._take_over()
+    @classmethod
+    def for_journal(cls, journal: JournalWriter, target: RunTarget, **options: Any) -> Writer:
+        """A writer into ``journal``, one made already (a test's), with the options of
+        :class:`Writer`. It is never started: :meth:`flush` and :meth:`close` upload
+        on the calling thread."""
+        writer = cls(target, **options)
+        writer.journal = journal
+        writer._settings = writer._link_settings(journal, wait_timeout=writer._wait_timeout or default_timeout(target.store))
+        writer._uploader = UploaderThread(writer._settings)
+        return writer
+
+    def start(self, tags: Mapping[str, str] | None = None) -> None:
+        """Create the run's journal, write ``tags`` into it first, and start uploading
+        (the uploader opens the run first). Raises the ``OSError`` of a journal that
+        cannot be created or take its first line: then nothing has started, and no
+        journal is left behind."""
+        journal = JournalWriter.create(self.target)
+        if tags:  # redacted as set_tags does
+            try:
+                journal.record({"kind": "tags", "items": {key: redact_repr(str(value)) for key, value in tags.items()}})
+            except OSError:
+                journal.discard()
+                raise
+        self.journal = journal
+        self._settings = self._link_settings(journal, wait_timeout=self._wait_timeout or default_timeout(self.target.store))
+        self._uploader = start_uploader(self._settings, self._in_process, on_death=self._take_over)
 
     def _take_over(self) -> bool:
         """Upload on a thread of this process instead: the uploader's process could not

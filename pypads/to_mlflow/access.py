@@ -3,7 +3,8 @@
 Two things live in MLflow for pypads: the store its uploader writes into
 (:data:`connection`, every function of :mod:`pypads.to_mlflow.connection`, imported on
 first use), and the script's own MLflow, whose active run and tracking URI pypads must
-not contradict (read here without importing MLflow into a script that has not).
+not contradict (read here without importing MLflow into a script that has not; set,
+for a script that uses it, to pypads' store and run).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["active_mlflow_run_id", "connection", "explicit_mlflow_uri", "mlflow_tracking_uri", "script_uses_mlflow",
-           "set_mlflow_tracking_uri"]
+from pypads.core.errors import warn
+from pypads.core.privacy import redact_text
+
+__all__ = ["activate_run", "active_mlflow_run_id", "connection", "explicit_mlflow_uri", "mlflow_tracking_uri",
+           "script_uses_mlflow", "set_mlflow_tracking_uri"]
 
 
 class _Connection:
@@ -76,3 +80,20 @@ def set_mlflow_tracking_uri(uri: str | None) -> None:
     mlflow = _script_mlflow()
     if mlflow is not None:
         mlflow.set_tracking_uri(uri)
+
+
+def activate_run(run_id: str | None, display_uri: str) -> None:
+    """Make the run the uploader opened (``run_id``) MLflow's active run in this thread,
+    for a script that uses MLflow's API itself: MLflow keeps its active run per thread,
+    and the uploader opened it on another. The one place the script touches a run's life
+    in MLflow; None (the store did not answer in time) is a warning, and the uploader
+    goes on trying."""
+    if run_id is None:
+        warn(f"pypads could not open an MLflow run at {display_uri} in time; it is not MLflow's active run here, "
+             "and the uploader tries again", stacklevel=4)
+        return
+    try:
+        connection.start_fluent_run(run_id)
+    except Exception as error:
+        warn(f"pypads opened run {run_id} at {display_uri} but could not make it MLflow's active run here "
+             f"({redact_text(str(error))})", stacklevel=4)

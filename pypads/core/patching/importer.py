@@ -1,11 +1,13 @@
-"""The import hook: modules named by mapping files are patched as soon as they execute."""
+"""The import hook: modules named by mapping files are patched as soon as they execute;
+and what becomes of those imported before ``PyPads()``."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
 
@@ -79,3 +81,32 @@ class PatchingFinder(importlib.abc.MetaPathFinder):
     def uninstall(self) -> None:
         while self in sys.meta_path:
             sys.meta_path.remove(self)
+
+
+def prepare_imports(libraries: Iterable[str], clear: bool, reload: bool, affected: Iterable[str] | None) -> list[str]:
+    """Clear or reload the ``affected`` modules as asked; otherwise the mapped libraries'
+    modules imported before ``PyPads()`` (they are patched in place), for it to say so."""
+    libraries = set(libraries)
+    if (clear or reload) and affected is None:
+        # Classes are patched in place, so nothing needs re-importing; re-importing a
+        # whole library behind the user's back would orphan the objects they hold
+        # (isinstance checks against BaseEstimator would fail). Only named modules are.
+        warn("clear_imports/reload_modules act on affected_modules only; none given, "
+             "so nothing was cleared or reloaded (modules imported earlier are patched in place)",
+             stacklevel=4)
+        return []
+    names = list(affected or ())
+    if clear:
+        for name in names:
+            sys.modules.pop(name, None)
+    elif reload:
+        for name in names:
+            module = sys.modules.get(name)
+            if module is not None:
+                try:
+                    importlib.reload(module)
+                except Exception as error:
+                    warn(f"pypads could not reload {name}: {error}", stacklevel=4)
+    else:
+        return sorted(name for name in sys.modules if name.split(".")[0] in libraries)
+    return []
