@@ -1,9 +1,9 @@
 """The one writer: every param, metric, tag and artifact of a run goes through here.
 
 On the calling thread a submission costs one append to the run's journal on local disk
-(see :mod:`pypads.to_mlflow.journal`). An uploader (see :mod:`pypads.to_mlflow.uploader`) does all the talking to MLflow:
-it opens the run, uploads the journal as it grows (every ``interval`` seconds, in as few
-MLflow calls as possible) and, on :meth:`Writer.close`, sends the rest and ends the run.
+(:mod:`pypads.to_mlflow.journal`). An uploader (:mod:`pypads.to_mlflow.uploader`) opens
+the run, uploads the journal as it grows (every ``interval`` s, in few MLflow calls) and,
+on :meth:`Writer.close`, sends the rest and ends the run.
 
 The uploader runs in a process of its own, so that a script that does not use MLflow
 never loads it: MLflow's import, its memory and its database work stay out of the
@@ -12,8 +12,7 @@ uploader is a thread (``in_process``). Either way the writer drives it through o
 interface, :class:`pypads.to_mlflow.link.base.UploaderLink`.
 
 If the script imports MLflow while the run is being opened, that import waits until the
-run exists: the script's own ``mlflow.log_*`` calls then find it (see
-:func:`pypads.to_mlflow.link.base.hold_mlflow_import`).
+run exists, where its ``mlflow.log_*`` calls find it (``link.base.hold_mlflow_import``).
 
 A store that does not answer never holds the script: ``close`` gives up after
 ``timeout`` seconds without an answer and leaves the data in the journal, which the
