@@ -18,6 +18,15 @@ from pypads.core.call import Call
 from pypads.run.context import RunContext
 
 
+@pytest.fixture(scope="session", autouse=True)
+def fonts_listed() -> None:
+    """matplotlib lists the machine's fonts (``fc-list``, a process) the first time it is
+    imported under a home without its cache (``~/.cache/matplotlib``): its own one-time
+    set-up, not something a picture does, so it is done before the guard below. Without
+    this, the drawing tests fail on the first run on a new machine and pass on the next."""
+    import matplotlib.font_manager  # noqa: F401
+
+
 @pytest.fixture(autouse=True)
 def in_this_process_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A unit test starts no process and imports no MLflow: what does belongs to the stage
