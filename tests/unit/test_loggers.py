@@ -3,8 +3,11 @@ fit, a prediction and a score, and what it leaves out."""
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import cloudpickle
 import numpy as np
+from packaging.utils import canonicalize_name
 from sklearn.datasets import load_iris
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
@@ -13,6 +16,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from pypads.recording.loggers import CrossValidation, Datasets, Input, Metric, Model, ModelRuns, Output, Parameters, Search
 from pypads.recording.loggers.lineage import Origin, lineage
+from pypads.recording.run_loggers.base import RunSettings
+from pypads.recording.run_loggers.environment import IPackages
 from unit.conftest import call_of, logged
 
 X, y = load_iris(return_X_y=True)
@@ -127,3 +132,14 @@ def test_cross_validation_logs_each_fold_and_the_mean(run):
     folds = run.writer.metrics["cv_DecisionTreeClassifier_test_score"]
     assert folds == [(fold, score) for fold, score in enumerate(call.result)]
     assert run.writer.metrics["cv_DecisionTreeClassifier_test_score_mean"] == [(0, call.result.mean())]
+
+
+def test_the_packages_list_every_distribution_with_its_exact_version(run):
+    """``environment/requirements.txt`` names each installed distribution once, by its
+    canonical name, with the version its metadata gives (read from the folder names)."""
+    IPackages().log(run, RunSettings())
+    pins = run.writer.files["environment/requirements.txt"].decode().splitlines()
+    described = (dist.metadata for dist in metadata.distributions())
+    expected = {f"{canonicalize_name(meta['Name'])}=={meta['Version']}" for meta in described if meta["Name"]}
+    assert set(pins) == expected and len(pins) == len(expected)
+    assert f"scikit-learn=={metadata.version('scikit-learn')}" in pins

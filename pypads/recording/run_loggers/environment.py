@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 from importlib import metadata
+from pathlib import PurePath
 from typing import Any, TextIO
+
+from packaging.utils import canonicalize_name
 
 from pypads.core.privacy import redact_text
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
@@ -19,12 +22,25 @@ class IPackages(RunLogger):
     ``environment/system.json`` (``IPid``)."""
 
     def log(self, run: RunContext, settings: RunSettings) -> None:
-        # Each read of ``dist.metadata`` (and ``dist.version``) parses the distribution's
-        # metadata file again: read once, it is a third of the work, done on a thread that
-        # shares the interpreter's lock with the script.
-        described = (dist.metadata for dist in metadata.distributions())
-        pins = sorted({f"{meta['Name']}=={meta['Version']}" for meta in described if meta["Name"]}, key=str.lower)
+        pins = sorted({pin for dist in metadata.distributions() if (pin := _pin(dist))}, key=str.lower)
         run.writer.log_text("environment/requirements.txt", "\n".join(pins) + "\n")
+
+
+def _pin(dist: metadata.Distribution) -> str | None:
+    """``name==version`` of one distribution, the name canonical (``scikit-learn``).
+
+    A wheel's ``<name>-<version>.dist-info`` folder says both: reading them there spares
+    parsing every metadata file with the e-mail parser, a hundred or so of them, on a
+    thread that shares the interpreter's lock with the script (two thirds of the run
+    loggers' time). Other installs (``.egg-info``, zips) are read from their metadata.
+    """
+    folder = getattr(dist, "_path", None)  # PathDistribution's; no public name for it
+    name = folder.name if isinstance(folder, PurePath) else ""
+    if name.endswith(".dist-info") and name.count("-") == 1:
+        project, version = name[: -len(".dist-info")].split("-")
+        return f"{canonicalize_name(project)}=={version}"
+    meta = dist.metadata
+    return f"{canonicalize_name(meta['Name'])}=={meta['Version']}" if meta["Name"] else None
 
 
 class _ConsoleCopy:
