@@ -115,6 +115,42 @@ def test_the_next_script_is_served_by_the_spare_and_its_run_is_whole(tmp_path, s
     assert sorted(model.source_run_id for model in models) == sorted(run.info.run_id for run in runs)
 
 
+# Twelve models compared: a dozen child runs, whose pictures take the spare seconds to
+# draw after the script has exited.
+MANY_MODELS = """
+from pypads import PyPads
+tracker = PyPads(name="spares")
+from sklearn.datasets import load_iris
+from sklearn.linear_model import LogisticRegression
+X, y = load_iris(return_X_y=True)
+for C in [0.01 * 2 ** power for power in range(12)]:
+    LogisticRegression(C=C, max_iter=500).fit(X, y).score(X, y)
+print("uploader", tracker.writer.uploader_pid, flush=True)
+"""
+
+
+def test_the_next_script_never_waits_for_the_pictures_of_the_run_before(tmp_path, spares):
+    (tmp_path / "many.py").write_text(MANY_MODELS)
+    many = subprocess.run([sys.executable, "many.py"], cwd=tmp_path, env=spares, capture_output=True, text=True,
+                          timeout=120)
+    assert many.returncode == 0, many.stderr
+    [drawing] = list((tmp_path / "home" / "journal").glob("*/ended"))  # its pictures are being drawn
+    second, _ = run(tmp_path, spares, 3)
+    assert second == int(many.stdout.split()[-1])  # the spare drawing them served the next script
+    # That script's run ended, whole, while the pictures of the one before were still drawn.
+    assert drawing.exists()
+    runs = [found for found in finished_runs(tmp_path) if "mlflow.parentRunId" not in found.data.tags]
+    assert [found.info.status for found in runs] == ["FINISHED", "FINISHED"]
+    assert runs[1].data.params["DecisionTreeClassifier.max_depth"] == "3"
+
+    assert journals_uploaded(tmp_path / "home") == []  # then they were all drawn
+    client = MlflowClient(store_of(tmp_path))
+    children = client.search_runs([runs[0].info.experiment_id], f"tags.mlflow.parentRunId = '{runs[0].info.run_id}'")
+    assert len(children) == 12
+    for child in children:
+        assert "training_confusion_matrix.png" in {item.path for item in client.list_artifacts(child.info.run_id)}
+
+
 def test_a_spare_ends_after_its_idle_time_and_leaves_no_socket(tmp_path, spares, temporary):
     spares["PYPADS_UPLOADER_IDLE"] = "1"
     pid, _ = run(tmp_path, spares, 2)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,14 +126,15 @@ class Evaluations:
                     self._said.add(f"{label}: {message}")
                     self._warn(f"pictures:{label}:{message}", f"{label}: {message}")
 
-    def draw(self, labels: set[str]) -> list[str]:
+    def draw(self, labels: set[str], between: Callable[[], object] = lambda: None) -> list[str]:
         """Put the pictures of the models labelled ``labels`` (those with a page) in their
         folders, drawing what is not drawn yet; returns what failed that :meth:`plan` did
-        not say already."""
+        not say already. ``between`` is called before each dataset's pictures of a model."""
         failures = []
         for label in labels:
             model = self.by_label.get(label)
             while model is not None and model.undrawn:
+                between()
                 prefix, undrawn = model.undrawn.popitem()
                 files, warnings = self._pictures(undrawn, prefix)
                 self._keep(model, files)

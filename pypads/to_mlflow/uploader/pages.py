@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import shutil
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pypads.to_mlflow.access import connection
@@ -113,19 +114,21 @@ class ModelPages:
         """Warn now of the pictures that will be skipped (see :meth:`Evaluations.plan`)."""
         self._evaluations.plan(self._labels())
 
-    def upload_pictures(self, client: Any, run_id: str) -> list[str]:
+    def upload_pictures(self, client: Any, run_id: str, between: Callable[[], object] = lambda: None) -> list[str]:
         """Draw each model's pictures and put them on its page: its child run's root when
         the run compares models, else the run's root (or ``<label>/`` when several models
         have pictures and no child run). Returns what could not be drawn or stored: this
-        happens after the script has gone, with nobody to warn."""
+        happens after the script has gone, with nobody to warn. ``between`` is called
+        before each model's, or dataset's, pictures (it may wait)."""
         failures: list[str] = []
         for label, pickled in self._unpictured.items():
+            between()
             try:
                 failures += self._evaluations.add_model(label, pickled)
             except Exception as error:  # one model's pictures never cost the others'
                 failures.append(f"pypads could not draw {label}: {type(error).__name__}: {error}")
         try:
-            failures += self._evaluations.draw(self._labels())
+            failures += self._evaluations.draw(self._labels(), between)
         except Exception as error:  # a full or read-only temporary folder: no pictures
             failures.append(f"pypads could not draw the pictures of run {run_id}: {error}")
         self._unpictured.clear()

@@ -14,13 +14,14 @@ script is gone) and answers on the stdout it was given (see :mod:`pypads.to_mlfl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import queue
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
@@ -116,7 +117,11 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or :func:`default_timeout`).
     True if this process may serve another run; False if an MLflow call was left hanging."""
-    _pictures_drawn()
+    with _script_waits():  # until its run is open: a script importing MLflow waits for it
+        return _serve(folder, interval, recover_left, commands_from, answers_to)
+
+
+def _serve(folder: Path, interval: float, recover_left: bool, commands_from: BinaryIO, answers_to: BinaryIO) -> bool:
     channel = _Channel(answers_to)
     clock = _ReportingClock(channel)
     uploader = Uploader(folder, clock, warn=lambda key, message: channel.send(Warned(key, message)))
@@ -133,6 +138,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
                      daemon=True).start()
     uploader.open()
     channel.send(Opened(uploader.run_id))
+    _drawing_may_go.set()
     threading.Thread(target=evaluation.import_ahead, name="pypads-import-ahead", daemon=True).start()
     recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
     status: str | None
@@ -151,6 +157,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
         else:
             status, timeout = command.status, command.timeout
         break
+    _drawing_may_go.clear()  # the script waits for its run's end
     finished: list[bool] = []
     finishing = threading.Thread(target=lambda: finished.append(uploader.end(status)), daemon=True)
     finishing.start()
@@ -158,6 +165,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
         channel.send(Closed(False))
         return False  # a store that does not answer: the journal stays for a later PyPads()
     channel.send(Closed(bool(finished and finished[0])))
+    _drawing_may_go.set()
     with _output_lock:
         _let_go_of_the_scripts_output()
         served.set()
@@ -169,7 +177,7 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
         wait = 0.0 if command is None else SCRIPT_EXIT_WAIT  # None: its input has ended, it is gone
         drawing = threading.Thread(target=_draw_pictures, args=(uploader, commands, wait), name="pypads-pictures")
         drawing.start()
-        _drawing.append(drawing)
+        _drawing[:] = [*filter(threading.Thread.is_alive, _drawing), drawing]
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
     identity = sqlite_identity(uploader.target.store.tracking_uri)
@@ -183,19 +191,38 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
 SCRIPT_EXIT_WAIT = 2.0
 
 
-# The threads that draw the pictures of runs served, while this process waits as a spare:
-# a script that comes right after one that ended need not start an uploader of its own.
+# The threads that draw the pictures of runs served, while this process waits as a spare
+# or serves the next run: a script that comes right after one that ended need neither
+# start an uploader of its own nor wait for the pictures of the run before its own.
 _drawing: list[threading.Thread] = []
+_one_drawing = threading.Lock()  # one run's pictures at a time (and one matplotlib user)
+
+# Cleared while a script waits for this process (its run being opened, or ended): the
+# pictures of an earlier run then pause between two models' or datasets' pictures, a few
+# hundred milliseconds of drawing at most, so that they never lengthen a script's wait.
+_drawing_may_go = threading.Event()
+_drawing_may_go.set()
+# The longest pause: a script waits at most this long (see pypads.to_mlflow.timeouts) too.
+MOST_PAUSE = 120.0
+
+
+@contextlib.contextmanager
+def _script_waits() -> Iterator[None]:
+    _drawing_may_go.clear()
+    try:
+        yield
+    finally:
+        _drawing_may_go.set()
 
 
 def _draw_pictures(uploader: Uploader, commands: queue.Queue[Command | None], wait: float) -> None:
     _until_the_script_exits(commands, wait)
-    uploader.send_pictures()
+    with _one_drawing:
+        uploader.send_pictures(between=lambda: _drawing_may_go.wait(MOST_PAUSE))
 
 
 def _pictures_drawn() -> None:
-    """Wait for the pictures of the runs served so far: before the next run is served (one
-    run at a time in MLflow's client), and before this process exits."""
+    """Wait for the pictures of the runs served so far, before this process exits."""
     while _drawing:
         _drawing.pop().join()
 

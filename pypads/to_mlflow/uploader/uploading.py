@@ -168,12 +168,13 @@ class Uploader:
             pass
         return True
 
-    def send_pictures(self) -> bool:
+    def send_pictures(self, between: Callable[[], object] = lambda: None) -> bool:
         """Draw the models' pictures into the ended run, then delete the journal. The
         script does not wait for this (the run is whole without them), so what fails is
-        a tag on the run, ``pypads.failure.pictures``: nobody is left to read a warning."""
+        a tag on the run, ``pypads.failure.pictures``: nobody is left to read a warning.
+        ``between`` is called between two models' (or datasets') pictures, and may wait."""
         if self.run_id is not None:
-            failures = self._pages.upload_pictures(self.client, self.run_id)
+            failures = self._pages.upload_pictures(self.client, self.run_id, between)
             if failures:
                 try:
                     self.clock.call(self.client.set_tag, self.run_id, "pypads.failure.pictures",
