@@ -36,14 +36,33 @@ class Found:
         """``compute()`` as the metric ``name``; an exception or a value that is not a
         finite number is a warning instead."""
         try:
-            value = float(compute())
+            value = compute()
         except Exception as error:  # a metric's failure must not cost the others
             self.warnings.append(failed(name, error))
             return
-        if math.isfinite(value):
-            self.values[name] = value
+        self._keep(name, value)
+
+    def measure_together(self, names: tuple[str, ...], compute: Callable[[], Any]) -> None:
+        """The values ``compute()`` gives, one per name, each kept as :meth:`measure`
+        keeps it; an exception is a warning for each."""
+        try:
+            values = tuple(compute())
+        except Exception as error:
+            self.warnings += [failed(name, error) for name in names]
+            return
+        for name, value in zip(names, values):
+            self._keep(name, value)
+
+    def _keep(self, name: str, value: Any) -> None:
+        try:
+            number = float(value)
+        except Exception as error:  # not a number (None, an array)
+            self.warnings.append(failed(name, error))
+            return
+        if math.isfinite(number):
+            self.values[name] = number
         else:
-            self.warnings.append(skipped(name, f"its value is {value}"))
+            self.warnings.append(skipped(name, f"its value is {number}"))
 
     def skip(self, name: str, reason: str) -> None:
         self.warnings.append(skipped(name, reason))
@@ -84,11 +103,14 @@ def classifier_scores(evaluation: Evaluation, found: Found) -> None:
         found.measure("accuracy_score", lambda: metrics.accuracy_score(y_true, y_pred))
     else:
         found.skip("accuracy_score", NOT_FINITE)
-    for name, metric in (("precision_score", metrics.precision_score), ("recall_score", metrics.recall_score),
-                         ("f1_score", metrics.f1_score)):
-        if labels_finite:
-            found.measure(name, partial(metric, y_true, y_pred, zero_division=0, **averaging))
-        else:
+    # One call for the three: each of precision_score, recall_score and f1_score computes
+    # all of them (and validates its arguments), a third of a model's training scores.
+    names = ("precision_score", "recall_score", "f1_score")
+    if labels_finite:
+        found.measure_together(names, lambda: metrics.precision_recall_fscore_support(
+            y_true, y_pred, zero_division=0, **averaging)[:3])
+    else:
+        for name in names:
             found.skip(name, NOT_FINITE)
     if evaluation.scores is not None:
         probability_scores(y_true, array(evaluation.scores), classes, found)
