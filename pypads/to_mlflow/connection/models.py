@@ -31,8 +31,9 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
               warn: Warn = lambda key, message: None) -> str:
     """Save the estimator the script pickled as an MLflow model of the sklearn flavour
     (pyfunc-loadable if it predicts, with the signature the logger described), listed
-    among the run's logged models (and those of its child run ``child_run_id``, then
-    its source run, when the run compares models); returns its model id.
+    among its source run's logged models: the run's, or its child run ``child_run_id``'s
+    when the run compares models (:func:`list_models` lists those in the run too, in one
+    call for all of them); returns its model id.
 
     The model folder is written from the pickle as it is, with MLflow's ``Model`` API
     (what ``mlflow.sklearn.save_model`` writes): saving through scikit-learn would
@@ -71,8 +72,7 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
         raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    for owner in dict.fromkeys((run_id, source)):
-        call(client.log_outputs, owner, [LoggedModelOutput(model.model_id, step=0)])
+    call(client.log_outputs, source, [LoggedModelOutput(model.model_id, step=0)])
     call(client.finalize_logged_model, model.model_id, LoggedModelStatus.READY)
     if card is not None:
         # Named as the source run names them: bare in the model's child run, after the label in the parent.
@@ -80,6 +80,12 @@ def log_model(client: MlflowClient, run_id: str, entry: dict[str, Any], pickled:
         lines = [(prefix + key, value, timestamp, step, data) for key, value, timestamp, step, data in metrics_of(card)]
         log_linked_metrics(client, source, lines, dataset_of, warn, call, model_id=model.model_id)
     return str(model.model_id)
+
+
+def list_models(client: MlflowClient, run_id: str, model_ids: list[str], call: MlflowCaller = direct) -> None:
+    """List ``model_ids`` among the logged models of ``run_id`` (saved with a child run as their source)."""
+    if model_ids:
+        call(client.log_outputs, run_id, [LoggedModelOutput(model_id, step=0) for model_id in model_ids])
 
 
 def log_linked_metrics(client: MlflowClient, run_id: str, lines: list[tuple[str, float, int, int, str | None]],

@@ -21,6 +21,8 @@ from pypads.to_mlflow.timeouts import AnswerClock
 from pypads.to_mlflow.uploader.reports import Warn
 
 if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
     from pypads.to_mlflow.uploader.evaluating import Evaluations
 
 
@@ -61,7 +63,7 @@ class ModelPages:
         found: Evaluations = evaluating.Evaluations(self._warn, self._pictures)
         return found
 
-    def evaluate(self, client: Any, run_id: str, entries: list[dict[str, Any]]) -> None:
+    def evaluate(self, client: MlflowClient, run_id: str, entries: list[dict[str, Any]]) -> None:
         """Score the evaluations of a batch, the latest of each model and dataset (a loop
         refitting one model scores its last state), their metrics into the run in one
         call; a model's pictures are drawn once it has a page. Only the store failing
@@ -83,38 +85,52 @@ class ModelPages:
         """Child run entries with their model's training scores among their metrics."""
         return [self._evaluations.with_scores(str(entry.get("model_label")), entry) or entry for entry in entries]
 
-    def save_models(self, client: Any, run_id: str, experiment_id: str) -> None:
+    def save_models(self, client: MlflowClient, run_id: str, experiment_id: str) -> None:
         """Save the final state of each estimator the script fitted as an MLflow model:
         once, as the run ends (a loop that refits one estimator saves it once). A model
         that cannot be saved is a warning; the store failing raises :class:`StoreFailed`."""
         versions: dict[str, str | None] = {}  # read once for all of this run's models
+        of_child_runs: list[str] = []  # listed in the run too, all in one call
         for entry in self.journal.models():
-            if entry["key"] in self._saved:
-                continue
-            label = str(entry.get("label", ""))
-            try:
-                pickled = self.journal.entry_content(entry)
-                if pickled is not None:
-                    connection.log_model(client, run_id, entry, pickled, self._clock.call,
-                                                 self.child_runs.get(label), experiment_id=experiment_id,
-                                                 versions=versions, card=self._card(label),
-                                                 dataset_of=self.journal.dataset, warn=self._warn)
-                    self._unpictured[label] = pickled
-            except Exception as error:
-                if is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
-                    raise StoreFailed("models", f"could not save models of MLflow run {run_id} "
-                                      f"(kept in {self.journal.folder}): {error}", error) from error
-                # The model itself (refused, unreadable, a class that does not load here): it
-                # would fail again, so it is left out, with a warning.
-                self._warn(f"model:{entry['key']}", f"pypads could not save model {entry['name']!r}: "
-                           f"{type(error).__name__}: {error}")
-            self._saved.add(entry["key"])
+            if entry["key"] not in self._saved:
+                of_child_runs += self._save_model(client, run_id, experiment_id, entry, versions)
+                self._saved.add(entry["key"])
+        try:
+            connection.list_models(client, run_id, of_child_runs, self._clock.call)
+        except Exception as error:
+            raise StoreFailed("models", f"could not list the models of MLflow run {run_id} "
+                              f"(kept in {self.journal.folder}): {error}", error) from error
+
+    def _save_model(self, client: MlflowClient, run_id: str, experiment_id: str, entry: dict[str, Any],
+                    versions: dict[str, str | None]) -> list[str]:
+        """Save one model; returns its id if a child run is its source (the run lists it
+        too). A model that cannot be saved is a warning; the store failing raises."""
+        label = str(entry.get("label", ""))
+        child = self.child_runs.get(label)
+        try:
+            pickled = self.journal.entry_content(entry)
+            if pickled is None:
+                return []
+            model_id = connection.log_model(client, run_id, entry, pickled, self._clock.call, child,
+                                            experiment_id=experiment_id, versions=versions, card=self._card(label),
+                                            dataset_of=self.journal.dataset, warn=self._warn)
+        except Exception as error:
+            if is_mlflow_error(error) and not _is_refusal(error):  # the store: keep the journal
+                raise StoreFailed("models", f"could not save models of MLflow run {run_id} "
+                                  f"(kept in {self.journal.folder}): {error}", error) from error
+            # The model itself (refused, unreadable, a class that does not load here): it
+            # would fail again, so it is left out, with a warning.
+            self._warn(f"model:{entry['key']}", f"pypads could not save model {entry['name']!r}: "
+                       f"{type(error).__name__}: {error}")
+            return []
+        self._unpictured[label] = pickled
+        return [model_id] if child else []
 
     def plan_pictures(self) -> None:
         """Warn now of the pictures that will be skipped (see :meth:`Evaluations.plan`)."""
         self._evaluations.plan(self._labels())
 
-    def upload_pictures(self, client: Any, run_id: str, between: Callable[[], object] = lambda: None) -> list[str]:
+    def upload_pictures(self, client: MlflowClient, run_id: str, between: Callable[[], object] = lambda: None) -> list[str]:
         """Draw each model's pictures and put them on its page: its child run's root when
         the run compares models, else the run's root (or ``<label>/`` when several models
         have pictures and no child run). Returns what could not be drawn or stored: this

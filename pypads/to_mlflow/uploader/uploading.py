@@ -62,7 +62,7 @@ class Uploader:
         self.target = run_target(meta)
         self.start_time: int | None = meta.get("start_time")  # ms; when PyPads() made the journal
         self.clock = clock or AnswerClock()
-        self.client: Any = None
+        self.client: MlflowClient | None = None  # once the run is open
         self.run_id: str | None = None
         self.failed = False
         self.failure: Exception | None = None  # what made the upload stop
@@ -155,7 +155,7 @@ class Uploader:
             return False
         if status is not None and self.owns_run:
             try:
-                self.clock.call(connection.end_run, self.client, self.run_id, status, only_if_running)
+                self.clock.call(connection.end_run, self._open_client, self.run_id, status, only_if_running)
             except Exception as error:
                 self.failed = True
                 self._warn_once("end", f"could not end MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
@@ -174,10 +174,10 @@ class Uploader:
         a tag on the run, ``pypads.failure.pictures``: nobody is left to read a warning.
         ``between`` is called between two models' (or datasets') pictures, and may wait."""
         if self.run_id is not None:
-            failures = self._pages.upload_pictures(self.client, self.run_id, between)
+            failures = self._pages.upload_pictures(self._open_client, self.run_id, between)
             if failures:
                 try:
-                    self.clock.call(self.client.set_tag, self.run_id, "pypads.failure.pictures",
+                    self.clock.call(self._open_client.set_tag, self.run_id, "pypads.failure.pictures",
                                     "; ".join(failures)[:5000])
                 except Exception:  # noqa: S110 - the store is gone: the run has all but its pictures
                     pass
@@ -197,18 +197,18 @@ class Uploader:
             if batch.child_runs:
                 self._experiment()
             if batch.has_entities:
-                connection.write_entities(self.client, run_id, batch, self._warn_once, self.clock.call)
+                connection.write_entities(self._open_client, run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("batch", f"could not log to {where}: {error}")
             return
         try:
             if batch.datasets:
-                connection.log_datasets(self.client, run_id, batch.datasets, self._warn_once, self.clock.call)
+                connection.log_datasets(self._open_client, run_id, batch.datasets, self._warn_once, self.clock.call)
             if batch.evaluations:  # before child runs: their metrics include the training scores
-                self._pages.evaluate(self.client, self._open_run_id, batch.evaluations)
+                self._pages.evaluate(self._open_client, self._open_run_id, batch.evaluations)
             if batch.child_runs:
-                self._pages.child_runs.update(connection.log_child_runs(self.client, run_id,
+                self._pages.child_runs.update(connection.log_child_runs(self._open_client, run_id,
                                                                   self._pages.with_scores(batch.child_runs),
                                                                   self._warn_once, self.clock.call,
                                                                   experiment_id=self._experiment(),
@@ -223,7 +223,7 @@ class Uploader:
             self._first_drain = False
         try:
             if paths:
-                connection.upload_artifacts(self.client, run_id, self.journal, sorted(paths), self.clock.call)
+                connection.upload_artifacts(self._open_client, run_id, self.journal, sorted(paths), self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             if self.disk_full:
@@ -237,6 +237,13 @@ class Uploader:
             self._warn_once("commit", f"could not note the upload's progress in {self.journal.folder}: {error}")
 
     @property
+    def _open_client(self) -> MlflowClient:
+        """MLflow's client, once :meth:`open` succeeded."""
+        if self.client is None:
+            raise RuntimeError("no MLflow run is open")
+        return self.client
+
+    @property
     def _open_run_id(self) -> str:
         """The run's id, once :meth:`open` succeeded: the only time anything is sent."""
         if self.run_id is None:
@@ -245,13 +252,13 @@ class Uploader:
 
     def _experiment(self) -> str:
         if self._experiment_id is None:
-            self._experiment_id = self.clock.call(self.client.get_run, self._open_run_id).info.experiment_id
+            self._experiment_id = self.clock.call(self._open_client.get_run, self._open_run_id).info.experiment_id
         return self._experiment_id
 
     def _send_pages(self) -> bool:
         """The models' pages (see :class:`ModelPages`); False, keeping the journal, if the store failed."""
         try:
-            self._pages.save_models(self.client, self._open_run_id, self._experiment())
+            self._pages.save_models(self._open_client, self._open_run_id, self._experiment())
             self._pages.plan_pictures()
         except StoreFailed as failed:
             self.failed, self.failure = True, failed.error
