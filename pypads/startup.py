@@ -20,7 +20,7 @@ from pypads.core.pseudonyms import load_salt, pseudonym
 from pypads.recording.events import EventTable
 from pypads.recording.run_loggers import RunLogger, RunSettings
 from pypads.recording.run_loggers.system import login_name, write_system_facts
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 RunFunction = Callable[[Any], None]
 """Called once with the tracker (a ``PyPads``) when the run starts."""

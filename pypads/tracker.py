@@ -25,10 +25,7 @@ from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.recording.events import EventTable, check_disabled, check_hooks, merge_logging_fns
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
-from pypads.run.context import RunContext
-from pypads.run.fluent import Environment, store_for
-from pypads.run.lifecycle import FAILED, FINISHED, KILLED, ExitHooks
-from pypads.run.writer import Writer
+from pypads.run import FAILED, FINISHED, KILLED, Environment, ExitHooks, RunContext, Writer, store_for
 from pypads.startup import check_run_functions, mapping_summary, run_user, start_run_functions, started_by_multiprocessing
 from pypads.to_mlflow.access import (
     activate_run,

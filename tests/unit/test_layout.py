@@ -37,6 +37,20 @@ def test_imports_point_down_the_floors():
     assert upward == []
 
 
+# The floors whose package is their face: the floors above import them through it alone.
+# (The call core, the way to MLflow and what is recorded are still reached module by module.)
+FACES = ("pypads.run",)
+
+
+def test_the_floors_above_reach_a_floor_with_a_face_only_through_it():
+    known = modules()
+    reached = sorted(f"{name} -> {target}" for name, path in known.items()
+                     for target in imports_of(path, known, type_only=True)
+                     for face in FACES
+                     if target.startswith(face + ".") and floor_of(name) > floor_of(face))
+    assert reached == []
+
+
 def test_the_cycle_check_finds_a_cycle():
     assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert cycle_in({"a": {"b"}, "b": set()}) is None

@@ -39,7 +39,7 @@ from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.recording.content import npy
 from pypads.recording.provenance import provenance
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 from pypads.to_mlflow.journal import write_atomically, write_then_name
 
 ROOT_NAME = "call-monitor"

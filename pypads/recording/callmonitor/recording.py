@@ -18,7 +18,7 @@ from pypads.core.logger import Logger
 from pypads.recording.callmonitor.database import FolderSink, RunSink, Sink
 from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import Encoded, Encoder
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 

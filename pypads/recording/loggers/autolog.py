@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pypads.core.logger import Logger
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 from pypads.to_mlflow.access import connection
 
 

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 from pypads.core.call import Call
 from pypads.core.logger import Logger
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 MAX_SCORES = 1000  # metric names per model: a loop over many datasets stays bounded
 

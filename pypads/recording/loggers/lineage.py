@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import pypads.core
 from pypads.recording.loggers.frames import name_of
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 # Frames of pypads' own code (the wrappers between the script and the original) are skipped.
 _PYPADS_FOLDER = os.path.dirname(os.path.dirname(os.path.abspath(pypads.core.__file__)))

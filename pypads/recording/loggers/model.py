@@ -18,7 +18,7 @@ from pypads.core.privacy import redact
 from pypads.recording.loggers.datasets import data_arguments, describe
 from pypads.recording.loggers.lineage import lineage
 from pypads.recording.loggers.parameters import params_of
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 FIT_HOOK = "pypads_fit"
 PARTIAL_FIT_HOOK = "pypads_partial_fit"

@@ -34,7 +34,7 @@ from pypads.recording.loggers.lineage import Origin, first_data, lineage, rememb
 from pypads.recording.loggers.picture import svg
 from pypads.recording.loggers.values import named_arguments
 from pypads.recording.provenance import provenance
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 HOOK_KINDS = {"pypads_fit": "fit", "pypads_partial_fit": "fit", "pypads_predict": "predict",
               "pypads_transform": "transform", "pypads_metric": "metric"}

@@ -24,7 +24,7 @@ from pypads.core.logger import Logger
 from pypads.recording.loggers.datasets import catalogue, data_arguments
 from pypads.recording.loggers.lineage import lineage
 from pypads.recording.loggers.model import model_of
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 from pypads.to_mlflow.evaluation.metrics import SILHOUETTE_ROWS as MAX_FEATURE_ROWS
 from pypads.to_mlflow.evaluation.record import TASKS, sample_rows
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from pypads.core.pseudonyms import pseudonym
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from packaging.utils import canonicalize_name
 
 from pypads.core.privacy import redact_text
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 MAX_CONSOLE_BYTES = 5_000_000
 

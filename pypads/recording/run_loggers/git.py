@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pypads.core.privacy import redact_text, redact_url
 from pypads.recording.narrator import logger
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 if TYPE_CHECKING:
     import git

@@ -7,7 +7,7 @@ import threading
 import psutil
 
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 
 class HardwareSampler(RunLogger):

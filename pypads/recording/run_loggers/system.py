@@ -31,7 +31,7 @@ import psutil
 from pypads.core.privacy import REDACTED, is_secret_name, redact_argv, redact_text
 from pypads.recording.provenance import pypads_version
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
-from pypads.run.context import RunContext
+from pypads.run import RunContext
 
 _GB = 1024**3
 SYSTEM_JSON = "environment/system.json"
