@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO, NoReturn
 
 from pypads.to_mlflow import evaluation
-from pypads.to_mlflow.timeouts import AnswerClock, default_timeout, recovery_timeout
+from pypads.to_mlflow.timeouts import LOCAL_TIMEOUT, AnswerClock, default_timeout, recovery_timeout
 from pypads.to_mlflow.uploader.recovery import Recovery
 from pypads.to_mlflow.uploader.spare import MOST_RUNS, release, take_over, wait_for_claim
 from pypads.to_mlflow.uploader.staleness import sqlite_identity
@@ -202,8 +202,10 @@ _one_drawing = threading.Lock()  # one run's pictures at a time (and one matplot
 # hundred milliseconds of drawing at most, so that they never lengthen a script's wait.
 _drawing_may_go = threading.Event()
 _drawing_may_go.set()
-# The longest pause: a script waits at most this long (see pypads.to_mlflow.timeouts) too.
-MOST_PAUSE = 120.0
+# The longest one pause lasts; past it the pictures are drawn all the same. A script's
+# wait is bounded per unanswered MLflow call (pypads.to_mlflow.timeouts), not in total,
+# so this is a bound of its own: twice the local store's bound for one call.
+MOST_PAUSE = 2 * LOCAL_TIMEOUT
 
 
 @contextlib.contextmanager
