@@ -23,10 +23,14 @@ The rules, in one place:
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
 from typing import Any
+
+from pypads.core.estimators import is_estimator
+from pypads.core.estimators import params as estimator_params
 
 REDACTED = "***"
 
@@ -158,7 +162,7 @@ class _Redaction:
             return self._mapping(value, depth)
         if isinstance(value, _WALKED):
             return self._collection(value, depth)
-        if callable(getattr(value, "get_params", None)) and not isinstance(value, type):
+        if is_estimator(value):
             return self._estimator(value, depth)
         return value
 
@@ -197,7 +201,7 @@ class _Redaction:
             return known[1]
         self.estimators[id(value)] = (value, value)  # a cycle back to it ends here
         try:
-            params = value.get_params(deep=False)
+            params = estimator_params(value)
         except Exception:  # not an estimator's get_params after all, or a broken one
             return value
         if not isinstance(params, Mapping):
@@ -261,9 +265,22 @@ def _elements(value: Any, level: int) -> Iterator[Any]:
 
 
 def _is_secret(name: str, words: frozenset[str]) -> bool:
+    return _last_word(name) in words
+
+
+@functools.lru_cache(maxsize=4096)
+def _last_word(name: str) -> str:
+    """The word of ``name`` that makes it secret or not, lower-cased. Names repeat (an
+    estimator's params on every fit), and splitting one costs a regular expression."""
     found = _WORD.findall(name)
-    return bool(found) and found[-1].lower() in words
+    return found[-1].lower() if found else ""
 
 
 def _secret_words() -> frozenset[str]:
-    return frozenset(word.lower() for word in SECRET_WORDS)
+    global _words_read
+    if _words_read[0] != SECRET_WORDS:  # users extend the list; compared, not rebuilt, per call
+        _words_read = (list(SECRET_WORDS), frozenset(word.lower() for word in SECRET_WORDS))
+    return _words_read[1]
+
+
+_words_read: tuple[list[str], frozenset[str]] = ([], frozenset())

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pypads.core.call import Call
+from pypads.core.estimators import is_estimator
 from pypads.core.logger import Logger
 from pypads.recording.content.serialize import WriteFormats, serialize
 from pypads.recording.loggers.comparison import Score, rows
@@ -123,7 +124,7 @@ def _outer_name(known: Lineage, root: Call) -> str:
         kind = type(root.instance).__name__
         return known.label(root.instance) + root.name[len(kind):] if root.name.startswith(kind) else root.name
     estimator = root.args[0] if root.args else root.kwargs.get("estimator")
-    if callable(getattr(estimator, "get_params", None)) and not isinstance(estimator, type):
+    if is_estimator(estimator):
         return f"{known.label(estimator)}.{root.name}"
     return root.name
 

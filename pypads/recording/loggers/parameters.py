@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import inspect
 import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from pypads.core.call import Call
+from pypads.core.estimators import init_defaults, is_estimator
+from pypads.core.estimators import params as estimator_params
 from pypads.core.logger import Logger
 from pypads.core.privacy import redact, redact_params
 from pypads.recording.loggers.comparison import rows
@@ -81,10 +82,9 @@ def params_of(instance: Any) -> dict[str, str] | None:
     """``instance``'s params as text (secrets redacted); None for what has no
     ``get_params``. A search's are its own settings and, of the estimator it searches,
     only the params set to other than their defaults (see :func:`untouched_defaults`)."""
-    get_params = getattr(instance, "get_params", None)
-    if not callable(get_params):
+    if not is_estimator(instance):
         return None
-    deep = get_params(deep=True)
+    deep = estimator_params(instance, deep=True)
     # Secrets at any depth first (kw_args={'api_token': …}, a step's params), then in the text.
     params = redact_params({key: param_text(value) for key, value in redact(deep).items()})
     if is_search(instance):
@@ -98,7 +98,7 @@ def is_search(instance: Any) -> bool:
     # By its class, not by cv_results_: a search has the same params before its fit (a
     # nested cross_val_score(search, …)) as after, or it would be relabelled.
     searches = hasattr(instance, "cv_results_") or (hasattr(type(instance), "_run_search") and hasattr(instance, "estimator"))
-    return searches and callable(getattr(instance, "get_params", None))
+    return searches and is_estimator(instance)
 
 
 def untouched_defaults(deep: Mapping[str, Any], params: Mapping[str, str]) -> list[str]:
@@ -114,32 +114,10 @@ def untouched_defaults(deep: Mapping[str, Any], params: Mapping[str, str]) -> li
         if not owner_key:
             continue
         owner = deep.get(owner_key)
-        default = _defaults(type(owner)).get(name, _NO_DEFAULT) if owner is not None else _NO_DEFAULT
-        if default is not _NO_DEFAULT and param_text(default) == text:
+        defaults = init_defaults(type(owner)) if owner is not None else {}
+        if name in defaults and param_text(defaults[name]) == text:
             untouched.append(key)
     return untouched
-
-
-_NO_DEFAULT = inspect.Parameter.empty
-
-
-_DEFAULTS: dict[type, dict[str, Any]] = {}
-
-
-def _defaults(kind: type) -> dict[str, Any]:
-    """The defaults of ``kind``'s ``__init__`` by param name (none for what has no
-    signature), read once per class."""
-    found = _DEFAULTS.get(kind)
-    if found is None:
-        try:
-            signature = inspect.signature(kind)
-        except (TypeError, ValueError):
-            signature = None
-        found = {} if signature is None else {
-            name: param.default for name, param in signature.parameters.items() if param.default is not _NO_DEFAULT}
-        if len(_DEFAULTS) < 1000:  # bounded: classes are few, but a script could make many
-            _DEFAULTS[kind] = found
-    return found
 
 
 def log_params(call: Call, instance: Any, params: dict[str, str], max_variants: int = 100) -> str | None:
