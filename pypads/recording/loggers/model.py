@@ -3,9 +3,10 @@ model (sklearn flavour, pyfunc-loadable, with a signature) among the run's logge
 
 from __future__ import annotations
 
+import functools
 import pickle
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,11 @@ class _Fit:
         return cls(describe(features), describe(targets), f"{call.name}#{call.number}")
 
 
+def _described(fit: _Fit) -> Callable[[], _Fit]:
+    """A fit described already (at its call), as :meth:`Model._save` asks for one."""
+    return lambda: fit
+
+
 class Model(Logger):
     """Saves each estimator fitted by a top-level call (not one a library fitted inside
     another) as an MLflow model named by the label its params and metrics have
@@ -74,7 +80,7 @@ class Model(Logger):
         if call.depth != 0 or call.exception is not None or call.instance is None:
             return
         if FIT_HOOK in call.hooks:
-            self._save(call.run, call.instance, _Fit.of(call), options["max_models"])
+            self._save(call.run, call.instance, functools.partial(_Fit.of, call), options["max_models"])
         elif PARTIAL_FIT_HOOK in call.hooks:
             self._save_at_end(call, options["max_models"])
 
@@ -91,21 +97,23 @@ class Model(Logger):
                 for reference, fit in list(pending.values()):
                     instance = reference()
                     if instance is not None:
-                        self._save(run, instance, fit, limit)
+                        self._save(run, instance, _described(fit), limit)
             run.on_end(save_pending)
         try:
             pending[id(call.instance)] = (weakref.ref(call.instance), _Fit.of(call))
         except TypeError:  # no weak references: saved at once, in its state after this batch
-            self._save(run, call.instance, _Fit.of(call), limit)
+            self._save(run, call.instance, functools.partial(_Fit.of, call), limit)
 
-    def _save(self, run: RunContext, instance: Any, fit: _Fit, limit: int) -> None:
+    def _save(self, run: RunContext, instance: Any, fit_of: Callable[[], _Fit], limit: int) -> None:
         """Pickle ``instance`` into the journal, unless this very state is saved already:
         a search twice, as itself (to load and predict with, as autolog saves it) and as
-        the model it found (its refit ``best_estimator_``)."""
+        the model it found (its refit ``best_estimator_``). ``fit_of`` describes the fit's
+        data, asked only for a model that is saved (past ``max_models`` none is)."""
         state = run.state(self)
         key, name = self._identify(run, instance, state, limit)
         if key is None:
             return
+        fit = fit_of()
         # The label it has now (a refit with other params has a new one): the child run
         # of that label, if the run compares models, is the model's source run.
         label = lineage(run).label(instance)

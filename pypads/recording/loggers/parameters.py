@@ -172,5 +172,6 @@ def param_text(value: Any) -> str:
         text = str(value)
     except Exception:  # a broken __str__ must not cost the other params
         text = type(value).__qualname__
-    text = _ADDRESS.sub("", text)
+    if " at 0x" in text:  # the expression is the cost: most values have no address
+        text = _ADDRESS.sub("", text)
     return text if len(text) <= MAX_PARAM_LENGTH else text[: MAX_PARAM_LENGTH - 3] + "..."
