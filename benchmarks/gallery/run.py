@@ -7,12 +7,16 @@
 
 Each script in ``scripts/`` is plain scikit-learn (no pypads in it). Untracked it runs as
 ``python script.py``; tracked, as the same script run by runpy after
-``from pypads import PyPads; PyPads()``, so its line numbers are its own. Every tracked
-run gets a store of its own: a copy of a SQLite store whose tables were created once
-beforehand, in a fresh ``PYPADS_HOME``. After the script's process exits, the runner
-waits for its runs to end, then counts the files and bytes under the store's artifact
-folder (the script's run, its child runs and its logged models): bytes of saved MLflow
-models (folders holding an ``MLmodel`` file) apart from the rest. Wall time is the
+``from pypads import PyPads; PyPads()``, so its line numbers are its own. The tracked
+runs share one ``PYPADS_HOME`` and its store (a SQLite store whose tables were created
+beforehand), as a user's runs share ``~/.pypads``: what a home does once (checking the
+mapping files against their schema, the uploader's first opening of the store) is paid
+by the first script, as by a user's first run. ``--fresh-homes`` gives every tracked run
+a home and store of its own instead: each then pays those as a first run. After the
+script's process exits, the runner waits for its runs to end, then counts the files and
+bytes its first tracked run left under the store's artifact folder (its experiment,
+named by the script: the run, its child runs and its logged models): bytes of saved
+MLflow models (folders holding an ``MLmodel`` file) apart from the rest. Wall time is the
 script process' own, from start to exit (so it includes the wait at the end of the run),
 as the median of alternating untracked/tracked repetitions. This is a benchmark, not a
 test: nothing here asserts a budget.
@@ -82,16 +86,16 @@ def tracked_command(script: Path) -> list[str]:
     return [sys.executable, "-c", LAUNCHER.format(path=str(script), folder=str(script.parent))]
 
 
-def settle(home: Path) -> tuple[int, str, list[str]]:
-    """Wait until the store's runs have all ended and have their pictures: their count,
-    statuses and failure tags."""
+def settle(home: Path, experiment: str) -> tuple[int, str, list[str]]:
+    """Wait until the runs of the store's ``experiment`` have all ended and have their
+    pictures: their count, statuses and failure tags."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(f"sqlite:///{home / 'mlflow.db'}")
     deadline = time.monotonic() + SETTLE_TIMEOUT
     while True:
-        experiments = [experiment.experiment_id for experiment in client.search_experiments()]
-        runs = client.search_runs(experiments, max_results=5000) if experiments else []
+        found = client.get_experiment_by_name(experiment)
+        runs = client.search_runs([found.experiment_id], max_results=5000) if found is not None else []
         drawing = list((home / "journal").glob("*/ended"))  # its uploader draws the pictures after the script
         if (runs and not drawing and all(run.info.status != "RUNNING" for run in runs)) or time.monotonic() > deadline:
             break
@@ -112,12 +116,13 @@ def pattern(relative: Path, model: bool) -> str:
     return "/".join("*" if re.match(r"^\d+(_|$)", part) else re.sub(r"\d+", "N", part) for part in rest)
 
 
-def count(home: Path, outcome: Outcome) -> None:
-    """Files and bytes under the store's artifact folder, models apart from the rest."""
+def count(home: Path, outcome: Outcome, experiment: str) -> None:
+    """Files and bytes under the artifact folder of the store's ``experiment``, models
+    apart from the rest."""
     root = home / "artifacts"
-    if not root.exists():
+    if not (root / experiment).exists():
         return
-    files = [path for path in root.rglob("*") if path.is_file()]
+    files = [path for path in (root / experiment).rglob("*") if path.is_file()]
     model_folders = {path.parent for path in files if path.name == "MLmodel"}
     for path in files:
         size = path.stat().st_size
@@ -133,8 +138,10 @@ def count(home: Path, outcome: Outcome) -> None:
     outcome.files = len(files)
 
 
-def measure(script: Path, root: Path, template: Path, repeats: int, keep: bool = False) -> Outcome:
-    """Alternating untracked and tracked runs of one script; artifacts of the first tracked one."""
+def measure(script: Path, root: Path, template: Path, repeats: int, keep: bool = False,
+            shared_home: Path | None = None) -> Outcome:
+    """Alternating untracked and tracked runs of one script; artifacts of the first tracked
+    one. Tracked runs go to ``shared_home``, or each to a home of its own."""
     outcome = Outcome(script.stem)
     work = root / "cwd"  # not a git repository: IGit logs nothing, as for a script outside one
     work.mkdir(exist_ok=True)
@@ -142,16 +149,17 @@ def measure(script: Path, root: Path, template: Path, repeats: int, keep: bool =
     try:
         for repeat in range(repeats):
             outcome.untracked.append(timed([sys.executable, str(script)], work, environment(None), log))
-            home = root / f"{script.stem}-{repeat}"
-            home.mkdir()
-            shutil.copyfile(template, home / "mlflow.db")
+            home = shared_home or root / f"{script.stem}-{repeat}"
+            if shared_home is None:
+                home.mkdir()
+                shutil.copyfile(template, home / "mlflow.db")
             outcome.tracked.append(timed(tracked_command(script), work, environment(home), log))
             if repeat == 0:
-                outcome.runs, outcome.statuses, outcome.failures = settle(home)
-                count(home, outcome)
+                outcome.runs, outcome.statuses, outcome.failures = settle(home, script.stem)
+                count(home, outcome, script.stem)
             else:
-                settle(home)
-            if not (keep and repeat == 0):  # --keep: the first tracked run's store, to look into
+                settle(home, script.stem)
+            if shared_home is None and not (keep and repeat == 0):  # --keep: the first tracked run's store
                 shutil.rmtree(home, ignore_errors=True)
     except RuntimeError as error:
         outcome.error = str(error)
@@ -217,6 +225,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, help="alternating repetitions per script (default 3, quick 1)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (first tracked stores, stderr logs)")
     parser.add_argument("--commit", metavar="REV", help="run pypads as committed at REV instead of the working tree")
+    parser.add_argument("--fresh-homes", action="store_true",
+                        help="every tracked run in a PYPADS_HOME and store of its own (each a first run)")
     options = parser.parse_args()
     repeats = options.repeats or (1 if options.quick else 3)
     scripts = chosen_scripts(options)
@@ -224,12 +234,19 @@ def main() -> None:
     load = os.getloadavg()[0]
     try:
         print(f"pypads gallery benchmark: {len(scripts)} scripts, {repeats} alternating repetition(s) each; "
-              f"{pypads_under_test(options.commit, root)}; {time.strftime('%Y-%m-%d')}; load average {load:.1f} "
+              f"{pypads_under_test(options.commit, root)}; "
+              f"{'a home of its own per tracked run' if options.fresh_homes else 'one home for all tracked runs'}; "
+              f"{time.strftime('%Y-%m-%d')}; load average {load:.1f} "
               f"on {os.cpu_count()} cores", flush=True)
         template = make_template(root)
+        shared_home = None
+        if not options.fresh_homes:
+            shared_home = root / "home"
+            shared_home.mkdir()
+            shutil.copyfile(template, shared_home / "mlflow.db")
         outcomes = []
         for script in scripts:
-            outcomes.append(measure(script, root, template, repeats, options.keep))
+            outcomes.append(measure(script, root, template, repeats, options.keep, shared_home))
             print(describe(outcomes[-1]), flush=True)
         summary(outcomes, repeats)
     finally:
