@@ -5,21 +5,29 @@ import os
 import numpy as np
 import psutil
 
+from pypads.recording.loggers import hardware
 from pypads.recording.loggers.hardware import resident_bytes
 
 
 def test_a_forked_child_reads_its_own_memory():
     resident_bytes()  # the parent's file is open before the fork
+    parents = hardware._STATM._opened[1]
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: 200 MB more than its parent, and says what it reads
         os.close(read)
+        try:
+            os.fstat(parents)
+            inherited = "kept"
+        except OSError:
+            inherited = "closed"
         held = np.ones(25_000_000)
-        os.write(write, f"{resident_bytes()} {psutil.Process().memory_info().rss} {held[-1]}".encode())
+        os.write(write, f"{resident_bytes()} {psutil.Process().memory_info().rss} {held[-1]} {inherited}".encode())
         os._exit(0)
     os.close(write)
     with os.fdopen(read) as pipe:
-        ours, psutils, _ = pipe.read().split()
+        ours, psutils, _, inherited = pipe.read().split()
+    assert inherited == "closed"  # the parent's descriptor, closed in the child at its fork
     os.waitpid(pid, 0)
     assert abs(int(ours) - int(psutils)) < 2 * 1024 * 1024
     assert int(ours) > resident_bytes() + 100 * 1024 * 1024  # not the parent's figure

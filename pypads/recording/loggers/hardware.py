@@ -50,17 +50,43 @@ class _ProcFile:
         opened = self._opened
         if opened is None or opened[0] != os.getpid():
             try:
-                opened = self._opened = (os.getpid(), os.open(self.path, os.O_RDONLY))  # not inherited by exec
+                descriptor = os.open(self.path, os.O_RDONLY)  # not inherited by exec
             except OSError:
                 return None
+            current = self._opened
+            if current is not None and current[0] == os.getpid():  # another thread opened it meanwhile
+                os.close(descriptor)
+                opened = current
+            else:
+                opened = self._opened = (os.getpid(), descriptor)
         try:
             return os.pread(opened[1], size, 0)
         except OSError:
             return None
 
+    def forget(self) -> None:
+        """In a forked child, at once: close the parent's descriptor, which this child
+        holds a copy of (later the number could be another file of the child's)."""
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            try:
+                os.close(opened[1])
+            except OSError:
+                pass
+
 
 _STATM = _ProcFile("/proc/self/statm")
 _MEMINFO = _ProcFile("/proc/meminfo")
+
+
+def _forget_in_child() -> None:
+    _STATM.forget()
+    _MEMINFO.forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
