@@ -14,6 +14,7 @@ of its two methods.
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any
 
 # Classes are few, but a script could make them in a loop: the caches stay bounded.
@@ -30,7 +31,7 @@ def params(estimator: Any, deep: bool = False) -> dict[str, Any]:
     """``estimator.get_params(deep=deep)``, the same dict; the class's param names read
     once when its ``get_params`` is scikit-learn's own."""
     names = _param_names(type(estimator))
-    if names is None:
+    if names is None or "get_params" in getattr(estimator, "__dict__", ()):  # its own, or one set on it
         return dict(estimator.get_params(deep=deep))
     found: dict[str, Any] = {}
     for name in names:
@@ -45,37 +46,42 @@ def params(estimator: Any, deep: bool = False) -> dict[str, Any]:
 
 def init_defaults(kind: type) -> dict[str, Any]:
     """The defaults of ``kind``'s ``__init__`` by param name (none for what has no
-    signature), read once per class: what a param left as it was holds."""
-    found = _DEFAULTS.get(kind)
-    if found is None:
-        try:
-            signature = inspect.signature(kind)
-        except (TypeError, ValueError):
-            signature = None
-        found = {} if signature is None else {
-            name: param.default for name, param in signature.parameters.items() if param.default is not _NO_DEFAULT}
-        if len(_DEFAULTS) < _MOST_CLASSES:
-            _DEFAULTS[kind] = found
+    signature), read once per class (again if its ``__init__`` is replaced): what a param
+    left as it was holds."""
+    init = getattr(kind, "__init__", None)
+    known = _DEFAULTS.get(kind)
+    if known is not None and known[0] is init:
+        return known[1]
+    try:
+        signature = inspect.signature(kind)
+    except (TypeError, ValueError):
+        signature = None
+    found = {} if signature is None else {
+        name: param.default for name, param in signature.parameters.items() if param.default is not _NO_DEFAULT}
+    if len(_DEFAULTS) < _MOST_CLASSES:
+        _DEFAULTS[kind] = (init, found)
     return found
 
 
 def is_default(value: Any, default: Any) -> bool:
-    """Whether a param's ``value`` is its ``default``: the same object, or equal plain
-    values (a NaN default counts as left as it was). Anything else (arrays, estimators,
-    objects whose ``==`` is their own) counts as set."""
+    """Whether a param's ``value`` is its ``default``, as scikit-learn's repr decides it:
+    the same object, or the same text for plain values and tuples of them (a NaN
+    default counts as left as it was, ``(1, 1)`` as ``(1, 1)``, ``1`` not as ``1.0``).
+    Anything else (arrays, estimators, objects whose text is their own) counts as set."""
     if value is default:
         return True
     kind = type(value)
-    if kind is not type(default) or kind not in _PLAIN:
+    if kind is not type(default) or not (kind in _PLAIN or (kind is tuple and all(type(item) in _PLAIN for item in value))):
         return False
-    return value == default or (kind is float and value != value and default != default)
+    return repr(value) == repr(default)
 
 
 _PLAIN = frozenset({int, float, str, bool, bytes, type(None)})
-_DEFAULTS: dict[type, dict[str, Any]] = {}
-# Per class: its __init__ and get_params when read, and its param names (None: the
-# class reads its params its own way).
-_NAMES: dict[type, tuple[Any, Any, tuple[str, ...] | None]] = {}
+# Per class: its __init__ when read, and the defaults of its params.
+_DEFAULTS: dict[type, tuple[Any, dict[str, Any]]] = {}
+# Per class: its __init__, get_params and _get_param_names when read, and its param
+# names (None: the class reads its params its own way).
+_NAMES: dict[type, tuple[Any, Any, Any, tuple[str, ...] | None]] = {}
 
 
 def _nested(value: Any) -> dict[str, Any]:
@@ -89,18 +95,18 @@ def _param_names(kind: type) -> tuple[str, ...] | None:
     class does not use scikit-learn's own ``get_params``. Checked against the class's
     ``__init__`` and ``get_params`` of now, so a class patched later is read again."""
     init, get_params = getattr(kind, "__init__", None), getattr(kind, "get_params", None)
+    name_reader = getattr(getattr(kind, "_get_param_names", None), "__func__", None)
     known = _NAMES.get(kind)
-    if known is not None and known[0] is init and known[1] is get_params:
-        return known[2]
+    if known is not None and known[0] is init and known[1] is get_params and known[2] is name_reader:
+        return known[3]
     names: tuple[str, ...] | None = None
-    if _is_scikit_learns(get_params, "get_params") and _is_scikit_learns(
-            getattr(getattr(kind, "_get_param_names", None), "__func__", None), "_get_param_names"):
+    if _is_scikit_learns(get_params, "get_params") and _is_scikit_learns(name_reader, "_get_param_names"):
         try:
             names = tuple(kind._get_param_names())  # type: ignore[attr-defined]
         except Exception:  # varargs in __init__: its get_params raises as it would untracked
             return None
     if len(_NAMES) < _MOST_CLASSES:
-        _NAMES[kind] = (init, get_params, names)
+        _NAMES[kind] = (init, get_params, name_reader, names)
     return names
 
 
@@ -119,22 +125,40 @@ def short_repr(estimator: Any, _depth: int = 0) -> str:
     params set to other than their defaults, inner estimators the same way
     (``Pipeline(steps=[('scale', StandardScaler()), ('tree', DecisionTreeClassifier(max_depth=3))])``).
     scikit-learn's own pretty-prints, at 0.1 ms for a tree and 1.5 ms for a pipeline;
-    a call record only needs what it says. Cut in the middle past ``SHORT_REPR_LENGTH``
-    characters, as scikit-learn cuts its own."""
+    a call record only needs what it says. All params are shown under scikit-learn's
+    ``set_config(print_changed_only=False)``; lists, tuples and dicts show their first
+    30 items, dicts sorted by key, as scikit-learn shows them. Whole: a text to search
+    for secrets before it is cut (:func:`cut_in_the_middle`), as a cut could leave a
+    secret's value without its name."""
     defaults = init_defaults(type(estimator))
+    changed_only = _changed_only()
     shown = ", ".join(
         f"{name}={_value_repr(value, _depth + 1)}" for name, value in params(estimator).items()
-        if name not in defaults or not is_default(value, defaults[name]))
-    text = f"{type(estimator).__name__}({shown})"
-    if _depth == 0 and len(text) > SHORT_REPR_LENGTH:
-        half = SHORT_REPR_LENGTH // 2
-        text = f"{text[:half]}...{text[-half:]}"
-    return text
+        if not changed_only or name not in defaults or not is_default(value, defaults[name]))
+    return f"{type(estimator).__name__}({shown})"
 
 
-# scikit-learn's repr keeps about as many characters (its N_CHAR_MAX).
-SHORT_REPR_LENGTH = 700
+def cut_in_the_middle(text: str, length: int = 700) -> str:
+    """``text`` cut in the middle past ``length`` characters, as scikit-learn cuts its
+    repr (its ``N_CHAR_MAX``)."""
+    if len(text) <= length:
+        return text
+    half = length // 2
+    return f"{text[:half]}...{text[-half:]}"
+
+
 _MOST_DEPTH = 8
+_MOST_ITEMS = 30  # scikit-learn's repr shows as many items of a sequence or a dict
+
+
+def _changed_only() -> bool:
+    """scikit-learn's ``print_changed_only``, read where scikit-learn is imported already
+    (an estimator of its kind is at hand), never importing it."""
+    sklearn = sys.modules.get("sklearn")
+    get_config = getattr(sklearn, "get_config", None)
+    if get_config is None:
+        return True
+    return bool(get_config().get("print_changed_only", True))
 
 
 def _value_repr(value: Any, depth: int) -> str:
@@ -144,10 +168,20 @@ def _value_repr(value: Any, depth: int) -> str:
         return short_repr(value, depth)
     kind = type(value)
     if kind is list or kind is tuple:
-        items = [_value_repr(item, depth + 1) for item in value]
+        items = [_value_repr(item, depth + 1) for item in value[:_MOST_ITEMS]]
+        if len(value) > _MOST_ITEMS:
+            items.append("...")
         if kind is list:
             return f"[{', '.join(items)}]"
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
     if kind is dict:
-        return "{" + ", ".join(f"{key!r}: {_value_repr(item, depth + 1)}" for key, item in value.items()) + "}"
+        pairs = list(value.items())
+        try:
+            pairs.sort(key=lambda pair: pair[0])
+        except TypeError:  # keys of kinds that do not compare: as they come
+            pass
+        shown = [f"{key!r}: {_value_repr(item, depth + 1)}" for key, item in pairs[:_MOST_ITEMS]]
+        if len(pairs) > _MOST_ITEMS:
+            shown.append("...")
+        return "{" + ", ".join(shown) + "}"
     return repr(value)

@@ -85,3 +85,36 @@ def test_varargs_in_init_raise_as_scikit_learn_raises():
         Loose(1, 2).get_params()
     with pytest.raises(RuntimeError, match="varargs"):
         estimators.params(Loose(1, 2))
+
+
+def test_the_text_reads_as_scikit_learns_for_values_it_shows_its_own_way():
+    from sklearn import config_context
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    cases = [CountVectorizer(ngram_range=(1, 1)),  # equal to its default, not the same tuple
+             DecisionTreeClassifier(class_weight={1: 2, 0: 1}),  # a dict, sorted
+             FunctionTransformer(kw_args={"values": list(range(100))})]  # a long list, cut
+    for estimator in cases:
+        assert estimators.short_repr(estimator) == re.sub(r"\s+", " ", repr(estimator)).replace("[ ", "[")
+    with config_context(print_changed_only=False):
+        assert estimators.short_repr(DecisionTreeClassifier()).count("=") == len(DecisionTreeClassifier().get_params())
+
+
+def test_the_defaults_are_read_again_when_init_changes():
+    class Tree(DecisionTreeClassifier):
+        def __init__(self, depth=1):
+            self.depth = depth
+
+    assert estimators.short_repr(Tree()) == "Tree()"
+
+    def deeper(self, depth=5, width=3):
+        self.depth, self.width = depth, width
+
+    Tree.__init__ = deeper
+    assert estimators.short_repr(Tree()) == "Tree()"
+
+
+def test_a_get_params_set_on_the_estimator_itself_is_asked():
+    tree = DecisionTreeClassifier()
+    tree.get_params = lambda deep=True: {"x": 1}
+    assert estimators.params(tree) == {"x": 1}

@@ -52,3 +52,24 @@ def test_redacting_stops_at_max_depth():
     cycle: list[object] = [1.0]
     cycle.append(cycle)
     assert redact(cycle) is cycle
+
+
+class _Settings:
+    """A user's object with a repr of its own, which redaction cannot look into."""
+
+    def __init__(self, note):
+        self.note = note
+
+    def __repr__(self):
+        return f"Settings(note={self.note!r}, api_token='sk-{'S3cr3t' * 70}')"  # longer than half a cut text
+
+
+def test_a_secret_in_a_long_estimator_text_is_hidden_wherever_the_text_is_cut():
+    from sklearn.preprocessing import FunctionTransformer
+
+    from pypads.recording.content.serialize import WriteFormats, serialize
+
+    for padding in range(0, 900, 7):  # the secret falls on every side of the cut in turn
+        estimator = FunctionTransformer(kw_args={"settings": _Settings("n" * padding)})
+        _, content = serialize(estimator, WriteFormats.text, 1_000_000, dict)
+        assert b"S3cr3t" not in content, padding  # not even a part of it

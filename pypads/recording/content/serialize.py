@@ -16,7 +16,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from pypads.core.estimators import is_estimator, short_repr, writes_scikit_learns_repr
+from pypads.core.estimators import cut_in_the_middle, is_estimator, short_repr, writes_scikit_learns_repr
 from pypads.core.privacy import redact, redact_repr
 from pypads.core.schemas import VALUE_SUMMARY
 from pypads.recording.content.digests import digest_and_size
@@ -105,7 +105,8 @@ def _text(value: Any) -> str:
         return redact_repr(text) if value.dtype.kind == "O" else text  # numbers hold no secret
     try:
         if writes_scikit_learns_repr(value) and is_estimator(value):
-            return redact_repr(short_repr(value))  # what its repr says, at a 30th of the cost
+            # What its repr says, at a 30th of the cost; searched for secrets whole, then cut.
+            return cut_in_the_middle(redact_repr(short_repr(value)))
         return redact_repr(repr(value))
     except Exception as error:  # a broken __repr__ must not lose the record
         return f"<{type_name(value)}: repr failed: {error!r}>"

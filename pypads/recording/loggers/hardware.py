@@ -105,7 +105,9 @@ def memory_in_use() -> float:
     lines = (_MEMINFO.head(160) or b"").split(b"\n", 3)
     if len(lines) > 2 and lines[0].startswith(b"MemTotal:") and lines[2].startswith(b"MemAvailable:"):
         total, available = lines[0].split()[1:2], lines[2].split()[1:2]
-        if total and available and total[0].isdigit() and available[0].isdigit() and int(total[0]) > 0:
+        # psutil's own rules where MemAvailable is 0 (a kernel's fault) or above the total
+        # (some containers): it reads the file whole then, and so is left to it.
+        if total and available and total[0].isdigit() and available[0].isdigit() and 0 < int(available[0]) <= int(total[0]):
             return round(100.0 * (int(total[0]) - int(available[0])) / int(total[0]), 1)
     return float(psutil.virtual_memory().percent)
 
