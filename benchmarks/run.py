@@ -91,7 +91,7 @@ def inactive_hooks(store: str, quick: bool) -> None:
 # has MLflow imported, where PyPads() would upload on a thread).
 SETTLED = textwrap.dedent("""
     def settled(tracker):
-        # The run open and the pre-run loggers done: per-call rows measure calls, not start-up.
+        # The run open and the run loggers done: per-call rows measure calls, not start-up.
         import threading
         tracker.run_id
         for thread in threading.enumerate():

@@ -22,11 +22,12 @@ from pypads.recording.run_loggers import RunLogger, RunSettings
 from pypads.recording.run_loggers.system import login_name, write_system_facts
 from pypads.run import RunContext
 
-RunFunction = Callable[[Any], None]
-"""Called once with the tracker (a ``PyPads``) when the run starts."""
+RunLoggerFunction = Callable[[Any], None]
+"""A run logger written as a function: called once with the tracker (a ``PyPads``) when
+the run starts."""
 
 
-def check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[RunLogger | RunFunction]:
+def check_run_loggers(functions: Iterable[RunLogger | RunLoggerFunction]) -> list[RunLogger | RunLoggerFunction]:
     checked = list(functions)
     for function in checked:
         if not isinstance(function, RunLogger) and not callable(function):
@@ -34,7 +35,7 @@ def check_run_functions(functions: Iterable[RunLogger | RunFunction]) -> list[Ru
     return checked
 
 
-def function_name(function: RunLogger | RunFunction) -> str:
+def run_logger_name(function: RunLogger | RunLoggerFunction) -> str:
     return function.name if isinstance(function, RunLogger) else getattr(function, "__name__", repr(function))
 
 
@@ -44,7 +45,7 @@ def mapping_summary(mappings: Iterable[MappingFile]) -> str:
     return ", ".join(f"{Path(file.source).name} {file.mapping_version}" for file in mappings) or "none"
 
 
-def started_by_multiprocessing() -> bool:
+def is_worker_process() -> bool:
     """Whether this process is a worker that ``multiprocessing`` (any start method),
     ``concurrent.futures`` or joblib started; spawned ones re-run the script's top
     level as ``__mp_main__``."""
@@ -54,15 +55,15 @@ def started_by_multiprocessing() -> bool:
     return rerun or is_multiprocessing_child()
 
 
-def start_run_functions(tracker: Any, run: RunContext, events: EventTable, functions: Iterable[RunLogger | RunFunction],
+def start_run_loggers(tracker: Any, run: RunContext, events: EventTable, functions: Iterable[RunLogger | RunLoggerFunction],
                         disabled: Collection[str], env_allowlist: tuple[str, ...], pseudonymize: bool) -> threading.Thread | None:
     """Start the event loggers, then run the run functions not ``disabled``: those that may
     run in the background on a thread, which is returned (``end_run`` waits for it).
     ``env_allowlist`` and ``pseudonymize`` are what the run loggers are told (the config's).
     The run calls each (:meth:`RunContext.call_safely`): a failure never reaches the script."""
     settings = RunSettings(env_allowlist, pseudonymize, load_salt(pypads_home()))
-    calls = [(function_name(function), _call(function, tracker, run, settings), _in_background(function))
-             for function in functions if function_name(function) not in disabled]
+    calls = [(run_logger_name(function), _call(function, tracker, run, settings), _in_background(function))
+             for function in functions if run_logger_name(function) not in disabled]
     for handler in events.handlers():
         run.call_safely(handler.logger.name, "run start", functools.partial(handler.logger.start, run, handler.options))
     for name, call, in_background in calls:
@@ -86,13 +87,13 @@ def start_run_functions(tracker: Any, run: RunContext, events: EventTable, funct
     return thread
 
 
-def _call(function: RunLogger | RunFunction, tracker: Any, run: RunContext, settings: RunSettings) -> Callable[[], Any]:
+def _call(function: RunLogger | RunLoggerFunction, tracker: Any, run: RunContext, settings: RunSettings) -> Callable[[], Any]:
     if isinstance(function, RunLogger):
         return functools.partial(function.log, run, settings)
     return functools.partial(function, tracker)
 
 
-def _in_background(function: RunLogger | RunFunction) -> bool:
+def _in_background(function: RunLogger | RunLoggerFunction) -> bool:
     return isinstance(function, RunLogger) and function.in_background
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 import threading
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from pypads.config import Config
-from pypads.core.calls import CallSite, Session, set_tracking_session
+from pypads.core.calls import CallSite, Session, set_tracking_session, tracking_session
 from pypads.core.errors import warn
 from pypads.core.home import pypads_home
 from pypads.core.mapping import MappingFile, load_mappings
@@ -25,8 +25,9 @@ from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
 from pypads.recording.events import EventTable, check_disabled, check_hooks, merge_logging_fns
 from pypads.recording.narrator import logger
 from pypads.recording.provenance import pypads_version
+from pypads.recording.run_loggers import RunLogger
 from pypads.run import FAILED, FINISHED, KILLED, Environment, ExitHooks, RunContext, Writer, store_for
-from pypads.startup import check_run_functions, mapping_summary, run_user, start_run_functions, started_by_multiprocessing
+from pypads.startup import RunLoggerFunction, check_run_loggers, is_worker_process, mapping_summary, run_user, start_run_loggers
 from pypads.to_mlflow.access import (
     activate_run,
     active_mlflow_run_id,
@@ -38,10 +39,6 @@ from pypads.to_mlflow.access import (
 from pypads.to_mlflow.journal.reading import left_behind
 from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name
 from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
-
-RunFunction = Callable[["PyPads"], None]
-
-_active: PyPads | None = None  # patches are process-wide: one tracker at a time
 
 
 class PyPads:
@@ -77,7 +74,7 @@ class PyPads:
         name: str | None = None,
         mapping_paths: Iterable[str | Path] | None = None,
         mapping: Mapping[str, Any] | None = None,
-        init_run_fns: Iterable[RunFunction] | None = None,
+        init_run_fns: Iterable[RunLogger | RunLoggerFunction] | None = None,
         include_default_mappings: bool = True,
         logging_fns: Mapping[str, Any] | None = None,
         config: Mapping[str, Any] | None = None,
@@ -90,21 +87,21 @@ class PyPads:
         # Each argument on its own first, then how they fit together.
         self.config = Config.build(config)
         logging_fns_merged = merge_logging_fns(DEFAULT_LOGGING_FNS, logging_fns)
-        self.init_run_fns = check_run_functions(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
+        self.init_run_fns = check_run_loggers(DEFAULT_INIT_RUN_FNS if init_run_fns is None else init_run_fns)
         self.mappings: list[MappingFile] = load_mappings(mapping_paths or (), mapping, include_default_mappings)
         check_disabled(self.config.disabled, self.init_run_fns, logging_fns_merged)
         check_hooks(self.config.events, self.mappings)
         self.events = EventTable(self.config.events, logging_fns_merged, self.config.disabled)
 
-        global _active
-        if _active is not None:
+        previous = in_charge()
+        if previous is not None:
             warn("a previous PyPads was still active: ending its run and deactivating it", stacklevel=2)
-            _active.deactivate()
+            previous.deactivate()
 
         # session.run: the run calls are tracked into (None once tracking stops, a full
-        # disk, say); _run: the run to end, until it ends.
-        self.session = Session(self.config.recursion_depth, self.config.recursion_identity)
-        set_tracking_session(self.session)
+        # disk, say); _run: the run to end, until it ends. Patches are process-wide, so one
+        # tracker is in charge at a time: the one whose session the core holds.
+        self.session = Session(self.config.recursion_depth, self.config.recursion_identity, tracker=self)
         self._run: RunContext | None = None
         self._environment = Environment()  # MLflow's variables, while the run lasts
         self._previous_mlflow_uri: str | None = None
@@ -116,7 +113,7 @@ class PyPads:
         self._patcher = Patcher(entries, self._make_site)
         self._finder = PatchingFinder(self._patcher.is_watched, self._patcher.on_module_loaded)
         self.experiment_name = name or default_experiment_name()
-        if started_by_multiprocessing():
+        if is_worker_process():
             # A worker that re-ran the script's top level (spawn, forkserver, loky) is
             # part of the parent's run, not a run of its own; it runs untracked.
             logger.debug("pypads: not tracking in a worker process of {}", os.getppid())
@@ -135,7 +132,7 @@ class PyPads:
                         len(imported), ", ".join(sorted(libraries)))
         self._finder.install()
         self._patcher.patch_loaded()
-        _active = self
+        set_tracking_session(self.session)  # in charge once it is whole
         self._run_init_functions()
 
     # --- the run ----------------------------------------------------------------------
@@ -235,7 +232,7 @@ class PyPads:
         run = self._run
         if run is not None:
             config = self.config
-            self._run_loggers = start_run_functions(self, run, self.events, self.init_run_fns, config.disabled,
+            self._run_loggers = start_run_loggers(self, run, self.events, self.init_run_fns, config.disabled,
                                                     config.env_allowlist, config.pseudonymize)
 
     # --- patching ---------------------------------------------------------------------
@@ -252,7 +249,6 @@ class PyPads:
     def deactivate(self) -> None:
         """End the run (if still open) and restore every patched attribute to the
         identical original object."""
-        global _active
         self.end_run()
         self._finder.uninstall()
         self._patcher.restore()
@@ -265,8 +261,7 @@ class PyPads:
             set_mlflow_tracking_uri(self._previous_mlflow_uri)
             self._set_mlflow_uri = False
         self._environment.restore()
-        if _active is self:
-            _active = None
+        if in_charge() is self:
             set_tracking_session(None)
 
     def __enter__(self) -> PyPads:
@@ -286,8 +281,15 @@ class PyPads:
 def _stop_tracking_in_forked_child() -> None:
     # The child inherits the run but not the writer's thread: its calls would queue
     # forever. It runs untracked; its exit cannot end the parent's run (ExitHooks).
-    if _active is not None:
-        _active.session.run = _active._run = None
+    tracker = in_charge()
+    if tracker is not None:
+        tracker.session.run = tracker._run = None
+
+
+def in_charge() -> PyPads | None:
+    """The PyPads in charge of this process' patches, if any."""
+    session = tracking_session()
+    return session.tracker if session is not None and isinstance(session.tracker, PyPads) else None
 
 
 os.register_at_fork(after_in_child=_stop_tracking_in_forked_child)

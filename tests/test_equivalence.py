@@ -254,7 +254,7 @@ class Progress:
 @pytest.fixture(scope="module")
 def baselines() -> dict[str, Baseline]:
     """The untracked behaviour of every estimator, computed before anything is patched."""
-    assert pypads.tracker._active is None, "a PyPads from another test is still active"
+    assert pypads.tracker.in_charge() is None, "a PyPads from another test is still active"
     assert mlflow.active_run() is None
     with quiet():
         return {name: baseline_of(name, factory) for name, factory in ESTIMATORS.items()}

@@ -319,7 +319,7 @@ def test_pipeline_keeps_max_calls_as_nodes_and_counts_the_rest(make_tracker, rea
     import json
 
     from pypads.core.schemas import PIPELINE_GRAPH, validate
-    from pypads.recording.loggers.picture import summarize
+    from pypads.recording.content.picture import summarize
 
     tracker = make_tracker(config={"events": {"pipeline": {"on": ["pypads_fit", "pypads_predict", "pypads_metric"],
                                                            "with": {"max_calls": 3}}}})

@@ -17,7 +17,7 @@ def add_uri_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--uri", help=URI_HELP)
 
 
-def store_for(options: argparse.Namespace) -> Store:
+def command_store(options: argparse.Namespace) -> Store:
     """The store the command reads: the one ``PyPads(uri=options.uri)`` would track into."""
     return resolve_store(getattr(options, "uri", None))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pypads.cli import CliError
-from pypads.cli.common import add_uri_argument, full_run_id, store_for, table
+from pypads.cli.common import add_uri_argument, command_store, full_run_id, table
 from pypads.cli.diff_page import Section, page
 
 DESCRIPTIONS = {
@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(options: argparse.Namespace) -> int:
     from pypads import results
 
-    uri = store_for(options).tracking_uri
+    uri = command_store(options).tracking_uri
     try:
         run_a, run_b = (full_run_id(given, uri, status=2) for given in (options.run_a, options.run_b))
         found = results.diff(run_a, run_b, uri=uri)

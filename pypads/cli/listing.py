@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 from pypads.cli import CliError
-from pypads.cli.common import URI_HELP, add_uri_argument, full_run_id, store_for, table
+from pypads.cli.common import URI_HELP, add_uri_argument, command_store, full_run_id, table
 
 DESCRIPTIONS = {
     "runs": "List the most recent runs, newest first: short run id, name, experiment, status, start "
@@ -55,7 +55,7 @@ def runs_main(options: argparse.Namespace) -> int:
         return show_main(options)
     if options.max < 1:
         raise CliError(f"--max {options.max}: must be at least 1")
-    store = store_for(options)
+    store = command_store(options)
     try:
         found = results.runs(options.experiment, max_results=options.max, uri=store.tracking_uri)
     except results.ResultsError as error:
@@ -100,7 +100,7 @@ def _number(value: object) -> str:
 def calls_main(options: argparse.Namespace) -> int:
     from pypads import results
 
-    store = store_for(options)
+    store = command_store(options)
     try:
         records = results.calls(options.run_id, uri=store.tracking_uri)
     except results.ResultsError as error:
@@ -125,7 +125,7 @@ SECTIONS = ("system", "cpu", "memory", "disk", "process", "network")
 def show_main(options: argparse.Namespace) -> int:
     from pypads import results
 
-    store = store_for(options)
+    store = command_store(options)
     uri = store.tracking_uri
     try:
         run_id = full_run_id(options.run_id, uri)

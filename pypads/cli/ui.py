@@ -11,7 +11,7 @@ import os
 import sys
 
 from pypads.cli import CliError
-from pypads.cli.common import add_uri_argument, store_for
+from pypads.cli.common import add_uri_argument, command_store
 
 DESCRIPTIONS = {
     "ui": "Start MLflow's UI on the store runs go to (pypads' embedded store by default) and print "
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(options: argparse.Namespace) -> int:
-    store = store_for(options)
+    store = command_store(options)
     if not store.is_local:
         # A tracking server has a UI of its own: starting another on it would not work.
         print(f"runs go to a tracking server: open {store.display_uri} in a browser")

@@ -28,10 +28,13 @@ class Session:
     ``run`` is ``None`` outside a run; then every patched call is a plain pass-through.
     """
 
-    def __init__(self, recursion_depth: int = -1, recursion_identity: bool = False) -> None:
+    def __init__(self, recursion_depth: int = -1, recursion_identity: bool = False, tracker: object = None) -> None:
         self.run: RunContext | None = None
         self.recursion_depth = recursion_depth
         self.recursion_identity = recursion_identity
+        # The PyPads the session belongs to. The core sits below it, so it only keeps it
+        # for the floor above, which finds the tracker in charge here (no second global).
+        self.tracker = tracker
 
 
 # The session of the PyPads() in charge: patches are process-wide, so one at a time.
@@ -43,6 +46,11 @@ def tracked_run() -> RunContext | None:
     tracked call (``callmonitor.intercept``). It is the session's, the one pointer."""
     session = _tracking
     return session.run if session is not None else None
+
+
+def tracking_session() -> Session | None:
+    """The session of the PyPads() in charge of this process, if any."""
+    return _tracking
 
 
 def set_tracking_session(session: Session | None) -> None:

@@ -51,7 +51,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "recursion_identity": False,
     "recursion_depth": -1,
     "log_on_failure": True,
-    # Loggers switched off by name (event loggers and pre-run loggers alike).
+    # Loggers switched off by name (event loggers and run loggers alike).
     "disabled": [],
     # Environment variables that may be logged (as tags pypads.env.<NAME>): none by default.
     "env_allowlist": [],

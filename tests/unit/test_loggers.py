@@ -14,8 +14,8 @@ from sklearn.metrics import accuracy_score
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
+from pypads.recording.content.lineage import Origin, lineage
 from pypads.recording.loggers import CrossValidation, Datasets, Input, Metric, Model, ModelRuns, Output, Parameters, Search
-from pypads.recording.loggers.lineage import Origin, lineage
 from pypads.recording.run_loggers.base import RunSettings
 from pypads.recording.run_loggers.environment import IPackages
 from unit.conftest import call_of, logged

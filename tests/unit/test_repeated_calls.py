@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import accuracy_score
 
+from pypads.recording.content.lineage import Origin, lineage
 from pypads.recording.loggers import Datasets, Metric, PipelineTracker
-from pypads.recording.loggers.lineage import Origin, lineage
 from pypads.run.context import RunContext
 from unit.conftest import RecordingWriter, call_of
 

@@ -17,7 +17,7 @@ from pypads.core.errors import RecordingWarning, warn
 from pypads.core.logger import Logger
 from pypads.recording.callmonitor.database import FolderSink, RunSink, Sink
 from pypads.recording.callmonitor.handlers import REGISTRY
-from pypads.recording.callmonitor.records import Encoded, Encoder
+from pypads.recording.callmonitor.records import Encoded, RecordEncoder
 from pypads.run import RunContext
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -90,7 +90,7 @@ def qualified_name(function: Callable[..., Any]) -> str:
 
 def begin(sink: Sink, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Encoded | None:
     try:
-        return Encoder(REGISTRY, sink.store_array).call(sink.next_number(name), args, kwargs)
+        return RecordEncoder(REGISTRY, sink.store_array).call(sink.next_number(name), args, kwargs)
     except Exception as error:
         CONTEXT.warn_once(name, f"callmonitor could not record a call of {name}: {error!r}")
         return None
@@ -101,7 +101,7 @@ def finish(sink: Sink, name: str, function: Callable[..., Any], encoded: Encoded
     if encoded is None:
         return
     try:
-        Encoder(REGISTRY, sink.store_array).outcome(encoded, result, error, duration)
+        RecordEncoder(REGISTRY, sink.store_array).outcome(encoded, result, error, duration)
         sink.write(name, function, encoded)
     except Exception as failure:
         CONTEXT.warn_once(name, f"callmonitor could not record a call of {name}: {failure!r}")

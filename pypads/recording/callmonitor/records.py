@@ -42,7 +42,7 @@ class Encoded:
         return bool(self.files or self.handlers or self.record.get("links"))
 
 
-class Encoder:
+class RecordEncoder:
     """Turns values into record entries.
 
     Args:

@@ -10,7 +10,7 @@ import numpy as np
 from blake3 import blake3
 
 from pypads.recording.content import npy, sampling
-from pypads.recording.content.encoding import Encoder, Undigestable
+from pypads.recording.content.encoding import DigestEncoder, Undigestable
 from pypads.recording.content.sizes import approximate_size, holds_objects
 
 
@@ -52,7 +52,7 @@ def digest_and_size(value: Any) -> tuple[str | None, int | None, bool]:
         digest = sample_digest(value, size)
         if digest is not None:
             return digest, estimated, True
-    encoder = Encoder()
+    encoder = DigestEncoder()
     try:
         encoder.add(value)
     except Undigestable:
@@ -64,7 +64,7 @@ def sample_digest(value: Any, size: int) -> str | None:
     stand_in = sampling.sample(value, size)
     if stand_in is None:
         return None
-    encoder = Encoder()
+    encoder = DigestEncoder()
     try:  # tagged: a sample's digest is never that of a whole value
         encoder.add(("pypads-sample:1", stand_in))
     except Undigestable:

@@ -48,7 +48,7 @@ _COMPLEX = struct.Struct("<dd")
 _LENGTH = struct.Struct("<q")
 
 
-class Encoder:
+class DigestEncoder:
     """Feeds a value's encoding into a BLAKE3 hash, depth first and without recursion,
     and counts the bytes it meets (``size``, for Python containers: their walk is the
     same).

@@ -16,9 +16,9 @@ import numpy as np
 from pypads.core.call import Call
 from pypads.core.logger import Logger
 from pypads.recording.content.digests import content_digest
+from pypads.recording.content.frames import name_of
+from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import rows
-from pypads.recording.loggers.frames import name_of
-from pypads.recording.loggers.lineage import lineage
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
 DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36

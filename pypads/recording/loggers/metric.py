@@ -11,9 +11,9 @@ from typing import Any
 from pypads.core.call import Call
 from pypads.core.estimators import is_estimator
 from pypads.core.logger import Logger
+from pypads.recording.content.lineage import Lineage, Origin, first_data, lineage
 from pypads.recording.content.serialize import WriteFormats, serialize
 from pypads.recording.loggers.comparison import Score, rows
-from pypads.recording.loggers.lineage import Lineage, Origin, first_data, lineage
 from pypads.recording.loggers.training import draw_scored
 from pypads.recording.provenance import provenance
 

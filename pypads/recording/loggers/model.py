@@ -16,8 +16,8 @@ from blake3 import blake3
 from pypads.core.call import Call
 from pypads.core.logger import Logger
 from pypads.core.privacy import redact
+from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import data_arguments, describe
-from pypads.recording.loggers.lineage import lineage
 from pypads.recording.loggers.parameters import params_of
 from pypads.run import RunContext
 

@@ -12,8 +12,8 @@ from pypads.core.estimators import init_defaults, is_estimator
 from pypads.core.estimators import params as estimator_params
 from pypads.core.logger import Logger
 from pypads.core.privacy import redact, redact_params
+from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import rows
-from pypads.recording.loggers.lineage import lineage
 
 # MLflow rejects longer param values.
 MAX_PARAM_LENGTH = 6000

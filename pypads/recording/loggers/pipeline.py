@@ -30,8 +30,8 @@ from typing import Any
 from pypads.core.call import Call
 from pypads.core.logger import Logger
 from pypads.core.schemas import PIPELINE_GRAPH
-from pypads.recording.loggers.lineage import Origin, first_data, lineage, remember_weakly
-from pypads.recording.loggers.picture import svg
+from pypads.recording.content.lineage import Origin, first_data, lineage, remember_weakly
+from pypads.recording.content.picture import svg
 from pypads.recording.loggers.values import named_arguments
 from pypads.recording.provenance import provenance
 from pypads.run import RunContext
@@ -75,7 +75,7 @@ class _Graph:
             return f"{type(instance).__name__}@{id(instance):x}"
 
     def parent_call(self, parent: Call | None) -> str | None:
-        """The parent's call as :func:`~pypads.recording.loggers.picture.summarize` names it for a node: only a parent that
+        """The parent's call as :func:`~pypads.recording.content.picture.summarize` names it for a node: only a parent that
         is a node has one (a call past the limit is taken for one that would have been)."""
         if parent is None or (parent.order not in self.node_ids and parent.order < self.last_node):
             return None
@@ -181,7 +181,7 @@ class PipelineTracker(Logger):
 
 
 def _follow(call: Call) -> None:
-    """The lineage of an estimator's call (see :mod:`pypads.recording.loggers.lineage`): the data
+    """The lineage of an estimator's call (see :mod:`pypads.recording.content.lineage`): the data
     a fit saw, and where a prediction came from, which names the metrics scoring it."""
     kinds = _kinds(call.hooks)
     known = lineage(call.run)

@@ -15,8 +15,8 @@ import numpy as np
 from pypads.core.call import Call
 from pypads.core.logger import Logger
 from pypads.core.privacy import REDACTED, is_secret_name, redact, redact_params
+from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import Score, rows
-from pypads.recording.loggers.lineage import lineage
 
 MAX_PARAM_LENGTH = 6000  # MLflow refuses longer param values
 # The columns of cv_results_ that become each candidate's metrics.

@@ -21,8 +21,8 @@ import numpy as np
 
 from pypads.core.call import Call
 from pypads.core.logger import Logger
+from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import catalogue, data_arguments
-from pypads.recording.loggers.lineage import lineage
 from pypads.recording.loggers.model import model_of
 from pypads.run import RunContext
 from pypads.to_mlflow.evaluation.metrics import SILHOUETTE_ROWS as MAX_FEATURE_ROWS

@@ -1,4 +1,4 @@
-"""The contract of pre-run loggers: run once when the run starts."""
+"""The contract of run loggers: run once when the run starts."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pypads.run import RunContext
 
 @dataclass(frozen=True)
 class RunSettings:
-    """What pre-run loggers need from the config."""
+    """What run loggers need from the config."""
 
     env_allowlist: tuple[str, ...] = ()
     pseudonymize: bool = False
@@ -23,7 +23,7 @@ class RunSettings:
 
 
 class RunLogger:
-    """Base class of pre-run loggers (``init_run_fns``). Override :meth:`log`; write
+    """Base class of run loggers (``init_run_fns``). Override :meth:`log`; write
     through ``run.writer``. A failure is one warning and a ``pypads.failure.<name>`` tag.
 
     Run loggers run on a background thread (the script does not wait for them; the end

@@ -33,7 +33,7 @@ from types import CodeType, FrameType
 from typing import Any, NamedTuple, TypeVar
 
 import pypads.core
-from pypads.recording.loggers.frames import name_of
+from pypads.recording.content.frames import name_of
 from pypads.run import RunContext
 
 # Frames of pypads' own code (the wrappers between the script and the original) are skipped.
