@@ -10,7 +10,7 @@ them back, replay them.
 It lives in :mod:`pypads.recording.callmonitor`; this module is the name users type.
 """
 
-from pypads.recording.callmonitor import (
+from pypads.recording import (
     CONTEXT,
     DB,
     REGISTRY,

@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, cast
 
-from pypads.core.errors import ConfigError
-from pypads.core.schemas import schema_error
-from pypads.recording.defaults import DEFAULT_CONFIG
-from pypads.recording.events import Event, require_mapping
-from pypads.to_mlflow.link.spare import uploader_idle
+from pypads.core import ConfigError, schema_error
+from pypads.recording import DEFAULT_CONFIG, Event, require_mapping
+from pypads.to_mlflow import uploader_idle
 
 UploaderPlace = Literal["auto", "process", "thread"]
 

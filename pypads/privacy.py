@@ -4,6 +4,6 @@
 It lives in :mod:`pypads.core.privacy`, where every floor can reach it.
 """
 
-from pypads.core.privacy import REDACTED, SECRET_WORDS, is_secret_name, redact, redact_text
+from pypads.core import REDACTED, SECRET_WORDS, is_secret_name, redact, redact_text
 
 __all__ = ["REDACTED", "SECRET_WORDS", "is_secret_name", "redact", "redact_text"]

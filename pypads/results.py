@@ -28,10 +28,9 @@ from typing import Any
 
 import pandas as pd
 
-from pypads.core.errors import ResultsError
+from pypads.core import ResultsError
 from pypads.run_diff import compare_runs
-from pypads.to_mlflow.connection import MlflowClient, MlflowException
-from pypads.to_mlflow.store import resolve_store
+from pypads.to_mlflow import MlflowClient, MlflowException, resolve_store
 
 __all__ = ["ResultsError", "calls", "datasets", "diff", "metrics", "models", "params", "pipeline", "pipeline_edges",
            "run_info", "runs", "system"]
@@ -159,8 +158,7 @@ def calls(run_id: str, uri: str | None = None) -> pd.DataFrame:
 
     Raises :class:`ResultsError` if the run has no call database.
     """
-    from pypads.recording.callmonitor import CallMonitorError, load
-    from pypads.recording.callmonitor.database import RUN_FOLDER
+    from pypads.recording import RUN_FOLDER, CallMonitorError, load
 
     client = _client(uri)
     _run(client, run_id, uri)
@@ -224,7 +222,7 @@ def system(run_id: str, uri: str | None = None) -> dict[str, Any]:
     Raises :class:`ResultsError` if the run has no ``system.json`` (the system loggers
     were disabled, or the run is still starting) or it is not one.
     """
-    from pypads.core.schemas import SYSTEM as SCHEMA
+    from pypads.core import SYSTEM as SCHEMA
 
     document = _json_artifact(run_id, SYSTEM_JSON, SCHEMA, uri,
                               "the system loggers (ISystem, ICpu, …) were disabled, or the run is still starting")
@@ -257,14 +255,14 @@ def _run(client: MlflowClient, run_id: str, uri: str | None) -> Any:
 
 
 def _pipeline_graph(run_id: str, uri: str | None) -> dict[str, Any]:
-    from pypads.core.schemas import PIPELINE_GRAPH as SCHEMA
+    from pypads.core import PIPELINE_GRAPH as SCHEMA
 
     return _json_artifact(run_id, PIPELINE_GRAPH, SCHEMA, uri, "the `pipeline` event was off, or the run is still running")
 
 
 def _json_artifact(run_id: str, path: str, schema: str, uri: str | None, why_missing: str) -> dict[str, Any]:
     """The run's JSON artifact ``path``, checked against ``schema``."""
-    from pypads.core.schemas import validate
+    from pypads.core import validate
 
     client = _client(uri)
     _run(client, run_id, uri)

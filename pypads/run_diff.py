@@ -19,9 +19,8 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from pypads.core.errors import ResultsError
-from pypads.to_mlflow.connection import MlflowClient, MlflowException
-from pypads.to_mlflow.store import resolve_store
+from pypads.core import ResultsError
+from pypads.to_mlflow import MlflowClient, MlflowException, resolve_store
 
 PATCH = "git/uncommitted.patch"
 REQUIREMENTS = "environment/requirements.txt"

@@ -11,15 +11,8 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from pypads.core.errors import ConfigError
-from pypads.core.home import pypads_home
-from pypads.core.mapping import MappingFile
-from pypads.core.privacy import REDACTED
-from pypads.core.processes import is_multiprocessing_child
-from pypads.core.pseudonyms import load_salt, pseudonym
-from pypads.recording.events import EventTable
-from pypads.recording.run_loggers import RunLogger, RunSettings
-from pypads.recording.run_loggers.system import login_name, write_system_facts
+from pypads.core import REDACTED, ConfigError, MappingFile, is_multiprocessing_child, load_salt, pseudonym, pypads_home
+from pypads.recording import EventTable, RunLogger, RunSettings, login_name, write_system_facts
 from pypads.run import RunContext
 
 RunLoggerFunction = Callable[[Any], None]

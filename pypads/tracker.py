@@ -13,32 +13,35 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pypads import to_mlflow
 from pypads.config import Config
-from pypads.core.calls import CallSite, Session, set_tracking_session, tracking_session
-from pypads.core.errors import warn
-from pypads.core.home import pypads_home
-from pypads.core.mapping import MappingFile, load_mappings
-from pypads.core.patching.dispatch import unregister
-from pypads.core.patching.importer import PatchingFinder, prepare_imports
-from pypads.core.patching.patches import Patcher
-from pypads.recording.defaults import DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS
-from pypads.recording.events import EventTable, check_disabled, check_hooks, merge_logging_fns
-from pypads.recording.narrator import logger
-from pypads.recording.provenance import pypads_version
-from pypads.recording.run_loggers import RunLogger
+from pypads.core import (
+    CallSite,
+    MappingFile,
+    Patcher,
+    PatchingFinder,
+    Session,
+    load_mappings,
+    prepare_imports,
+    pypads_home,
+    set_tracking_session,
+    tracking_session,
+    unregister,
+    warn,
+)
+from pypads.recording import (
+    DEFAULT_INIT_RUN_FNS,
+    DEFAULT_LOGGING_FNS,
+    EventTable,
+    RunLogger,
+    check_disabled,
+    check_hooks,
+    logger,
+    merge_logging_fns,
+    pypads_version,
+)
 from pypads.run import FAILED, FINISHED, KILLED, Environment, ExitHooks, RunContext, Writer, store_for
 from pypads.startup import RunLoggerFunction, check_run_loggers, is_worker_process, mapping_summary, run_user, start_run_loggers
-from pypads.to_mlflow.access import (
-    activate_run,
-    active_mlflow_run_id,
-    connection,
-    explicit_mlflow_uri,
-    script_uses_mlflow,
-    set_mlflow_tracking_uri,
-)
-from pypads.to_mlflow.journal.reading import left_behind
-from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name
-from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
 
 
 class PyPads:
@@ -112,7 +115,7 @@ class PyPads:
         entries = [entry for file in self.mappings for entry in file.entries]
         self._patcher = Patcher(entries, self._make_site)
         self._finder = PatchingFinder(self._patcher.is_watched, self._patcher.on_module_loaded)
-        self.experiment_name = name or default_experiment_name()
+        self.experiment_name = name or to_mlflow.default_experiment_name()
         if is_worker_process():
             # A worker that re-ran the script's top level (spawn, forkserver, loky) is
             # part of the parent's run, not a run of its own; it runs untracked.
@@ -120,8 +123,8 @@ class PyPads:
             self._owns_run = False
             return
 
-        joined = active_mlflow_run_id()
-        self.store: Store = store_for(uri, joined)
+        joined = to_mlflow.active_mlflow_run_id()
+        self.store: to_mlflow.Store = store_for(uri, joined)
         self._owns_run = joined is None
         self._start_run(joined)
 
@@ -162,12 +165,12 @@ class PyPads:
         config = self.config
         user = run_user(config.pseudonymize)
         tags = {"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)}
-        uses_mlflow = script_uses_mlflow()
+        uses_mlflow = to_mlflow.script_uses_mlflow()
         if self._owns_run:
             self._environment.set(MLFLOW_TRACKING_URI=self.store.tracking_uri)
-        writer = Writer(RunTarget(self.store, self.experiment_name, joined, user), on_open=self._on_run_open,
+        writer = Writer(to_mlflow.RunTarget(self.store, self.experiment_name, joined, user), on_open=self._on_run_open,
                         in_process=config.uploader == "thread" or (config.uploader == "auto" and uses_mlflow),
-                        recover=bool(left_behind()), on_failure=self._stop_tracking,
+                        recover=bool(to_mlflow.left_behind()), on_failure=self._stop_tracking,
                         wait_timeout=config.flush_timeout, uploader_idle=config.uploader_idle)
         run = RunContext(writer, tuple(self.mappings))
         try:
@@ -179,13 +182,13 @@ class PyPads:
             self._exit_hooks.install()
         if uses_mlflow and self._owns_run:
             # MLflow prefers a URI set in-process over the environment.
-            self._previous_mlflow_uri = explicit_mlflow_uri()
+            self._previous_mlflow_uri = to_mlflow.explicit_mlflow_uri()
             self._set_mlflow_uri = True
-            set_mlflow_tracking_uri(self.store.tracking_uri)
+            to_mlflow.set_mlflow_tracking_uri(self.store.tracking_uri)
             if self._run is not None:
                 # The script may use MLflow's API at once: wait (within the link's bound) for
                 # the run the uploader opens, and make it the active run of this thread.
-                activate_run(writer.run_id, self.store.display_uri)
+                to_mlflow.activate_run(writer.run_id, self.store.display_uri)
 
     def _on_run_open(self, run_id: str) -> None:
         # MLflow's fluent API (mlflow.log_metric…) in any thread of this process, and in
@@ -207,16 +210,16 @@ class PyPads:
         self._run = None
         self._stop_tracking()
         self._exit_hooks.uninstall()
-        timeout = self.config.flush_timeout or default_timeout(run.writer.target.store)
+        timeout = self.config.flush_timeout or to_mlflow.default_timeout(run.writer.target.store)
         if self._run_loggers is not None:
             # Local work only (git, system, packages); first, as they may register
             # callbacks for the run's end (the hardware sampler stops in one).
-            self._run_loggers.join(self.config.flush_timeout or SERVER_TIMEOUT)
+            self._run_loggers.join(self.config.flush_timeout or to_mlflow.SERVER_TIMEOUT)
         run.ending()
         closed = run.writer.close(status if self._owns_run else None, timeout=timeout)
         self._environment.restore("MLFLOW_RUN_ID")
-        if closed and self._owns_run and script_uses_mlflow() and run.writer.is_open and run.writer.run_id is not None:
-            connection.end_fluent_run(run.writer.run_id, status)
+        if closed and self._owns_run and to_mlflow.script_uses_mlflow() and run.writer.is_open and run.writer.run_id is not None:
+            to_mlflow.mlflow_connection.end_fluent_run(run.writer.run_id, status)
 
     def _stop_tracking(self) -> None:
         """Calls go on untracked from now on (the run ends, or its journal cannot be written)."""
@@ -258,7 +261,7 @@ class PyPads:
         self._sites.clear()
         if self._set_mlflow_uri:
             # set_tracking_uri(None) unsets it in MLflow and in the environment.
-            set_mlflow_tracking_uri(self._previous_mlflow_uri)
+            to_mlflow.set_mlflow_tracking_uri(self._previous_mlflow_uri)
             self._set_mlflow_uri = False
         self._environment.restore()
         if in_charge() is self:

@@ -53,19 +53,36 @@ def _type_checking_blocks(tree: ast.Module) -> list[ast.stmt]:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test) for statement in node.body]
 
 
-def imports_of(path: Path, known: dict[str, Path], type_only: bool = False) -> set[str]:
+def imports_of(path: Path, known: dict[str, Path], type_only: bool = False, through_faces: bool = True) -> set[str]:
     """The pypads modules ``path`` imports when it runs (imports inside functions are not
-    run at import), and with ``type_only`` those of its ``if TYPE_CHECKING:`` blocks too."""
+    run at import), and with ``type_only`` those of its ``if TYPE_CHECKING:`` blocks too.
+
+    A name taken from a floor's face (``from pypads.core import Call``) is an edge to the
+    module it lives in, which is all the face loads for it; without ``through_faces``,
+    an edge to the face itself (the module the statement names)."""
     found = set()
     tree = ast.parse(path.read_text())
     for node in [*tree.body, *(_type_checking_blocks(tree) if type_only else [])]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name in known)
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pypads"):
+            homes = face_homes(known[node.module]) if through_faces and node.module in known else {}
             for alias in node.names:  # a submodule imported by name is an edge to it, not to its package
                 submodule = f"{node.module}.{alias.name}"
-                found.add(submodule if submodule in known else node.module)
+                found.add(submodule if submodule in known else homes.get(alias.name, node.module))
     return found
+
+
+def face_homes(path: Path) -> dict[str, str]:
+    """For a face (a package's ``__init__`` with a ``_HOMES`` table, see
+    ``pypads.core.faces``): each name it offers and the module it lives in."""
+    if path.name != "__init__.py":
+        return {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "_HOMES" for target in node.targets):
+            table = ast.literal_eval(node.value)
+            return {name: module for module, names in table.items() for name in names.split()}
+    return {}
 
 
 def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:

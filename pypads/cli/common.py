@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 
 from pypads.cli import CliError
-from pypads.to_mlflow.store import Store, resolve_store
+from pypads.to_mlflow import Store, resolve_store
 
 URI_HELP = ("MLflow tracking URI or store folder (default: $MLFLOW_TRACKING_URI, then $MLFLOW_PATH, "
             "then the store in $PYPADS_HOME or ~/.pypads)")

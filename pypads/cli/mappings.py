@@ -18,10 +18,20 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from pypads.core.errors import MappingError
-from pypads.core.mapping import HookRule, MappingEntry, MappingFile, read_mapping_file
-from pypads.core.mapping.files import check_loaded_entries, describe_unmatched, installed_version
-from pypads.core.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
+from pypads.core import (
+    HookRule,
+    MappingEntry,
+    MappingError,
+    MappingFile,
+    check_loaded_entries,
+    describe_unmatched,
+    installed_version,
+    loaded_subclasses,
+    read_mapping_file,
+    resolve_loaded,
+    unmatched_patterns,
+    why_missing,
+)
 
 DESCRIPTIONS = {
     "mappings": "Work with mapping files (JSON files saying which classes and functions of a library "

@@ -92,7 +92,7 @@ def _config(text: str | None) -> dict[str, Any] | None:
 def with_calls_recorded(config: dict[str, Any] | None) -> dict[str, Any]:
     """``config`` with the `calls` event on for the script's own calls, beside its
     other events (a config's ``events`` replaces the default ones as a whole)."""
-    from pypads.recording.defaults import DEFAULT_CONFIG
+    from pypads.recording import DEFAULT_CONFIG
 
     config = dict(config or {})
     events = dict(config.get("events", DEFAULT_CONFIG["events"]))
@@ -106,7 +106,7 @@ RECORDED_HOOKS = ["pypads_fit", "pypads_predict", "pypads_transform", "pypads_me
 
 def _start_tracking(options: argparse.Namespace, config: dict[str, Any] | None, stem: str) -> None:
     """``PyPads(...)`` with the command's options; bad input is one error line, exit 1."""
-    from pypads.core.errors import PyPadsError
+    from pypads.core import PyPadsError
     from pypads.tracker import PyPads
 
     global _tracker

@@ -15,7 +15,7 @@ import functools
 import sys
 from dataclasses import dataclass, field
 
-from pypads.to_mlflow.journal import JournalReader, journal_root, left_behind
+from pypads.to_mlflow import JournalReader, journal_root, left_behind
 
 DESCRIPTIONS = {
     "sync": "Upload every journal that scripts left behind in pypads' home ($PYPADS_HOME or ~/.pypads) "
@@ -52,7 +52,7 @@ def main(options: argparse.Namespace) -> int:
 
 def sync(journals: list[JournalReader]) -> SyncReport:
     """Upload ``journals``, saying ``[n/m]`` on stderr for each."""
-    from pypads.to_mlflow.uploader import Uploader
+    from pypads.to_mlflow import Uploader
 
     report = SyncReport()
     total = len(journals)

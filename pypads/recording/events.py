@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from pypads.core.errors import ConfigError
-from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
-from pypads.core.mapping import MappingFile
+from pypads.core import ConfigError, Logger, LoggerOnEvent, MappingFile, OptionKind, check_option_kinds
 from pypads.recording.content.serialize import WriteFormats
 from pypads.recording.defaults import DEFAULT_CONFIG, DEFAULT_EVENT_DEPTHS
 from pypads.recording.loggers.values import LAYOUTS

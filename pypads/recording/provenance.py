@@ -7,8 +7,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pypads.core.mapping import MappingFile
-from pypads.core.mapping.files import installed_version
+from pypads.core import MappingFile, installed_version
 
 
 @functools.cache

@@ -9,8 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pypads.core.errors import PASSES_THROUGH_LOGGERS, LoggerFailure, LoggerWarning, warn
-from pypads.core.mapping import MappingFile
+from pypads.core import PASSES_THROUGH_LOGGERS, LoggerFailure, LoggerWarning, MappingFile, warn
 from pypads.run.writer import Writer
 
 STRICT_ENV = "PYPADS_STRICT"

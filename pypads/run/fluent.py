@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import os
 
-from pypads.core.errors import ConfigError
-from pypads.core.privacy import redact_text
-from pypads.to_mlflow.access import explicit_mlflow_uri, mlflow_tracking_uri
-from pypads.to_mlflow.store import Store, resolve_store
+from pypads.core import ConfigError, redact_text
+from pypads.to_mlflow import Store, explicit_mlflow_uri, mlflow_tracking_uri, resolve_store
 
 
 def store_for(uri: str | None, joined: str | None) -> Store:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
-from pypads.core.errors import warn
+from pypads.core import warn
 
 FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
 

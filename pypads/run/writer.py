@@ -3,17 +3,13 @@
 On the calling thread a submission costs one append to the run's journal on local disk
 (:mod:`pypads.to_mlflow.journal`). An uploader (:mod:`pypads.to_mlflow.uploader`) opens
 the run, uploads the journal as it grows (every ``interval`` s, in few MLflow calls) and,
-on :meth:`Writer.close`, sends the rest and ends the run.
-
-The uploader runs in a process of its own, so that a script that does not use MLflow
-never loads it: MLflow's import, its memory and its database work stay out of the
-script's process. A script that has imported MLflow pays for it already; there the
-uploader is a thread (``in_process``). Either way the writer drives it through one
-interface, :class:`pypads.to_mlflow.link.base.UploaderLink`.
+on :meth:`Writer.close`, sends the rest and ends the run. It runs in a process of its
+own, so that MLflow's import, memory and database work stay out of a script that does
+not use MLflow; in one that has imported MLflow it is a thread (``in_process``). Either
+way the writer drives it through :class:`pypads.to_mlflow.link.base.UploaderLink`.
 
 If the script imports MLflow while the run is being opened, that import waits until the
 run exists, where its ``mlflow.log_*`` calls find it (``link.base.hold_mlflow_import``).
-
 A store that does not answer never holds the script: ``close`` gives up after
 ``timeout`` seconds without an answer and leaves the data in the journal, which the
 next ``PyPads()`` uploads (:func:`pypads.to_mlflow.uploader.recovery.recover`).
@@ -27,16 +23,20 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
-from pypads.core.errors import say_on_stderr
-from pypads.core.privacy import redact_repr
-from pypads.to_mlflow.journal.writing import JournalWriter
-from pypads.to_mlflow.link.base import LinkSettings, Outcome, UploaderLink
-from pypads.to_mlflow.link.starting import start_uploader
-from pypads.to_mlflow.link.thread import UploaderThread
-from pypads.to_mlflow.store import RunTarget
-from pypads.to_mlflow.timeouts import default_timeout
-from pypads.to_mlflow.uploader.reports import warn_locally
-from pypads.to_mlflow.uploader.uploading import OpenRun, Uploader
+from pypads.core import redact_repr, say_on_stderr
+from pypads.to_mlflow import (
+    JournalWriter,
+    LinkSettings,
+    OpenRun,
+    Outcome,
+    RunTarget,
+    Uploader,
+    UploaderLink,
+    UploaderThread,
+    default_timeout,
+    start_uploader,
+    warn_locally,
+)
 
 
 class Writer:
@@ -48,7 +48,7 @@ class Writer:
         on_open: called with the run id once the run exists, before a script's
             ``import mlflow`` can return.
         open_run: how to open it (uploader thread only): ``target -> (MlflowClient,
-            run id)``; by default :func:`pypads.to_mlflow.connection.open_run`.
+            run id)``; by default ``mlflow_connection.open_run``.
         in_process: upload on a thread of this process instead of a process of its own.
         recover: also upload the journals that earlier processes left behind.
         on_failure: called once if the journal cannot be written (then nothing more is).

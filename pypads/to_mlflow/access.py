@@ -1,7 +1,7 @@
 """MLflow for the floors above: the one place from which they reach it, typed.
 
 Two things live in MLflow for pypads: the store its uploader writes into
-(:data:`connection`, every function of :mod:`pypads.to_mlflow.connection`, imported on
+(:data:`mlflow_connection`, every function of :mod:`pypads.to_mlflow.connection`, imported on
 first use), and the script's own MLflow, whose active run and tracking URI pypads must
 not contradict (read here without importing MLflow into a script that has not; set,
 for a script that uses it, to pypads' store and run).
@@ -14,10 +14,9 @@ import sys
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pypads.core.errors import warn
-from pypads.core.privacy import redact_text
+from pypads.core import redact_text, warn
 
-__all__ = ["activate_run", "active_mlflow_run_id", "connection", "explicit_mlflow_uri", "mlflow_tracking_uri",
+__all__ = ["activate_run", "active_mlflow_run_id", "mlflow_connection", "explicit_mlflow_uri", "mlflow_tracking_uri",
            "script_uses_mlflow", "set_mlflow_tracking_uri"]
 
 
@@ -36,9 +35,9 @@ class _Connection:
 
 
 if TYPE_CHECKING:  # the checker sees the package itself, with every signature
-    from pypads.to_mlflow import connection
+    from pypads.to_mlflow import connection as mlflow_connection
 else:
-    connection = _Connection()
+    mlflow_connection = _Connection()
 
 
 def _script_mlflow() -> ModuleType | None:
@@ -93,7 +92,7 @@ def activate_run(run_id: str | None, display_uri: str) -> None:
              "and the uploader tries again", stacklevel=4)
         return
     try:
-        connection.start_fluent_run(run_id)
+        mlflow_connection.start_fluent_run(run_id)
     except Exception as error:
         warn(f"pypads opened run {run_id} at {display_uri} but could not make it MLflow's active run here "
              f"({redact_text(str(error))})", stacklevel=4)

@@ -8,8 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pypads.core.home import pypads_home
-from pypads.core.privacy import redact_text
+from pypads.core import pypads_home, redact_text
 
 DEFAULT_EXPERIMENT = "pypads"
 

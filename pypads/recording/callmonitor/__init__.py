@@ -11,7 +11,7 @@ run's artifacts. A database is read as untrusted input; see "Trust model" in
 ``docs/callmonitor.md``.
 """
 
-from pypads.core.errors import CallMonitorError
+from pypads.core import CallMonitorError
 from pypads.recording.callmonitor.database import Settings
 from pypads.recording.callmonitor.handlers import REGISTRY, Handler, NPHandler, Registry
 from pypads.recording.callmonitor.reading import DB, Args, Replay, load

@@ -34,13 +34,13 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from pypads.core.processes import is_multiprocessing_child
+from pypads.core import is_multiprocessing_child
 from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.recording.content import npy
 from pypads.recording.provenance import provenance
 from pypads.run import RunContext
-from pypads.to_mlflow.journal import write_atomically, write_then_name
+from pypads.to_mlflow import write_atomically, write_then_name
 
 ROOT_NAME = "call-monitor"
 RUN_FOLDER = "callmonitor"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pypads.core.errors import CallMonitorError
+from pypads.core import CallMonitorError
 from pypads.recording.callmonitor.records import FORMAT
 from pypads.recording.callmonitor.untrusted import check, inside, json_lines, read_json
 

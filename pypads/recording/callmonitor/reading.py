@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core.errors import CallMonitorError
+from pypads.core import CallMonitorError
 from pypads.recording.callmonitor.database import RUN_FOLDER
 from pypads.recording.callmonitor.folder import CallRecord, read_database
 from pypads.recording.callmonitor.replaying import find_function, unwrapped
 from pypads.recording.callmonitor.untrusted import check
 from pypads.recording.callmonitor.values import Pickled, Unsaved, Values
-from pypads.to_mlflow.access import connection
+from pypads.to_mlflow import mlflow_connection
 
 __all__ = ["DB", "Args", "CallMonitorError", "Pickled", "Replay", "Unsaved", "load"]
 
@@ -217,7 +217,7 @@ def _download(source: str, tracking_uri: str | None) -> Path:
     uri = source if source.startswith("runs:/") else f"runs:/{source}/{RUN_FOLDER}"
     target = Path(tempfile.mkdtemp(prefix="pypads-callmonitor-load-"))
     try:  # MLflow is imported at this first use: a script that records calls should not pay a second for it
-        return connection.download_artifacts(uri, target, tracking_uri)
+        return mlflow_connection.download_artifacts(uri, target, tracking_uri)
     except Exception as error:
         raise CallMonitorError(f"cannot download a call database from {source}: {error}") from None
 

@@ -11,10 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pypads.core.call import Call
-from pypads.core.calls import inside_pypads, pypads_at_work, tracked_run
-from pypads.core.errors import RecordingWarning, warn
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger, RecordingWarning, inside_pypads, pypads_at_work, tracked_run, warn
 from pypads.recording.callmonitor.database import FolderSink, RunSink, Sink
 from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import Encoded, RecordEncoder

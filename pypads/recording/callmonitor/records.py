@@ -19,7 +19,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from pypads.core.privacy import REDACTED, is_secret_name, redact, redact_repr
+from pypads.core import REDACTED, is_secret_name, redact, redact_repr
 from pypads.recording.callmonitor.handlers import Handler, NPHandler, Registry
 
 FORMAT = "pypads-callmonitor/1"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pypads.core.errors import CallMonitorError
+from pypads.core import CallMonitorError
 
 
 def unwrapped(function: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,8 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from pypads.core.errors import CallMonitorError
-from pypads.core.schemas import CALLMONITOR, most_relevant_error, validator
+from pypads.core import CALLMONITOR, CallMonitorError, most_relevant_error, validator
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator

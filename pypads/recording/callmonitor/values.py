@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import cloudpickle
 import numpy as np
 
-from pypads.core.errors import CallMonitorError
+from pypads.core import CallMonitorError
 from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import untag
 from pypads.recording.callmonitor.untrusted import check_tree, open_regular, plain_name

@@ -16,9 +16,7 @@ from typing import Any
 import cloudpickle
 import numpy as np
 
-from pypads.core.estimators import cut_in_the_middle, is_estimator, short_repr, writes_scikit_learns_repr
-from pypads.core.privacy import redact, redact_repr
-from pypads.core.schemas import VALUE_SUMMARY
+from pypads.core import VALUE_SUMMARY, cut_in_the_middle, is_estimator, redact, redact_repr, short_repr, writes_scikit_learns_repr
 from pypads.recording.content.digests import digest_and_size
 from pypads.recording.content.sizes import approximate_size, type_name
 

@@ -1,6 +1,6 @@
 """The loggers pypads ships. Each is a small class with a pre and a post phase."""
 
-from pypads.core.logger import Logger
+from pypads.core import Logger
 from pypads.recording.content.serialize import WriteFormats
 from pypads.recording.loggers.autolog import MlflowAutologger
 from pypads.recording.loggers.comparison import ModelRuns

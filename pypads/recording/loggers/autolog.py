@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pypads.core.logger import Logger
+from pypads.core import Logger
 from pypads.run import RunContext
-from pypads.to_mlflow.access import connection
+from pypads.to_mlflow import mlflow_connection
 
 
 class MlflowAutologger(Logger):
@@ -24,4 +24,4 @@ class MlflowAutologger(Logger):
     defaults = {"log_models": False, "log_datasets": False, "silent": True}
 
     def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
-        run.on_end(connection.enable_autolog(run.run_id, options))
+        run.on_end(mlflow_connection.enable_autolog(run.run_id, options))

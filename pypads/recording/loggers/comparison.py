@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger
 from pypads.run import RunContext
 
 MAX_SCORES = 1000  # metric names per model: a loop over many datasets stays bounded

@@ -7,8 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger
 from pypads.recording.loggers.parameters import log_params, params_of
 
 HOOK = "pypads_cross_validate"

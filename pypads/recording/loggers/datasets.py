@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger
 from pypads.recording.content.digests import content_digest
 from pypads.recording.content.frames import name_of
 from pypads.recording.content.lineage import lineage

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger
 from pypads.recording.narrator import logger
 
 

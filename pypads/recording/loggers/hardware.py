@@ -13,8 +13,7 @@ from typing import Any, NamedTuple
 
 import psutil
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger
 
 _MB = 1024 * 1024
 SYSTEM = "system/"  # MLflow's namespace of system metrics

@@ -8,9 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pypads.core.call import Call
-from pypads.core.estimators import is_estimator
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger, is_estimator
 from pypads.recording.content.lineage import Lineage, Origin, first_data, lineage
 from pypads.recording.content.serialize import WriteFormats, serialize
 from pypads.recording.loggers.comparison import Score, rows

@@ -13,9 +13,7 @@ from typing import Any
 import cloudpickle
 from blake3 import blake3
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
-from pypads.core.privacy import redact
+from pypads.core import Call, Logger, redact
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import data_arguments, describe
 from pypads.recording.loggers.parameters import params_of

@@ -7,11 +7,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pypads.core.call import Call
-from pypads.core.estimators import init_defaults, is_estimator
-from pypads.core.estimators import params as estimator_params
-from pypads.core.logger import Logger
-from pypads.core.privacy import redact, redact_params
+from pypads.core import Call, Logger, init_defaults, is_estimator, redact, redact_params
+from pypads.core import params as estimator_params
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import rows
 

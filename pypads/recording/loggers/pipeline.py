@@ -27,9 +27,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
-from pypads.core.schemas import PIPELINE_GRAPH
+from pypads.core import PIPELINE_GRAPH, Call, Logger
 from pypads.recording.content.lineage import Origin, first_data, lineage, remember_weakly
 from pypads.recording.content.picture import svg
 from pypads.recording.loggers.values import named_arguments

@@ -12,9 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
-from pypads.core.privacy import REDACTED, is_secret_name, redact, redact_params
+from pypads.core import REDACTED, Call, Logger, is_secret_name, redact, redact_params
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import Score, rows
 

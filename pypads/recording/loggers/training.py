@@ -19,14 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
+from pypads.core import Call, Logger
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import catalogue, data_arguments
 from pypads.recording.loggers.model import model_of
 from pypads.run import RunContext
-from pypads.to_mlflow.evaluation.metrics import SILHOUETTE_ROWS as MAX_FEATURE_ROWS
-from pypads.to_mlflow.evaluation.record import TASKS, sample_rows
+from pypads.to_mlflow import SILHOUETTE_ROWS as MAX_FEATURE_ROWS
+from pypads.to_mlflow import TASKS, sample_rows
 
 PROBE_ROWS = 100  # rows predicted first, to time the prediction of the rest
 MAX_ROWS = 100_000  # rows whose predictions go to the journal: a fast model on 10M rows copies no 800 MB

@@ -23,9 +23,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pypads.core.call import Call
-from pypads.core.logger import Logger
-from pypads.core.privacy import REDACTED, is_secret_name, redact_repr
+from pypads.core import REDACTED, Call, Logger, is_secret_name, redact_repr
 from pypads.recording.content.serialize import WriteFormats, serialize, write_format
 from pypads.recording.loggers.datasets import Known, catalogue, data_arguments
 from pypads.recording.provenance import provenance

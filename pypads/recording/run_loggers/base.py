@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from pypads.core.pseudonyms import pseudonym
+from pypads.core import pseudonym
 from pypads.run import RunContext
 
 

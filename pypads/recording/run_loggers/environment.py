@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from packaging.utils import canonicalize_name
 
-from pypads.core.privacy import redact_text
+from pypads.core import redact_text
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
 from pypads.run import RunContext
 

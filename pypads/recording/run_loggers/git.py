@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pypads.core.privacy import redact_text, redact_url
+from pypads.core import redact_text, redact_url
 from pypads.recording.narrator import logger
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
 from pypads.run import RunContext

@@ -28,7 +28,7 @@ from typing import Any
 
 import psutil
 
-from pypads.core.privacy import REDACTED, is_secret_name, redact_argv, redact_text
+from pypads.core import REDACTED, is_secret_name, redact_argv, redact_text
 from pypads.recording.provenance import pypads_version
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
 from pypads.run import RunContext

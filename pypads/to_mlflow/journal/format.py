@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pypads.core.home import pypads_home
+from pypads.core import pypads_home
 from pypads.to_mlflow.store import DEFAULT_EXPERIMENT, RunTarget, Store
 
 # --- files --------------------------------------------------------------------------

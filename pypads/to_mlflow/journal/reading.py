@@ -13,7 +13,7 @@ from typing import Any
 
 import psutil
 
-from pypads.core.errors import warn
+from pypads.core import warn
 from pypads.to_mlflow.journal.appending import complete_lines
 from pypads.to_mlflow.journal.format import (
     ARTIFACT,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Protocol
 
-from pypads.core.patching.importer import PatchingFinder
+from pypads.core import PatchingFinder
 from pypads.to_mlflow.journal.writing import JournalWriter
 from pypads.to_mlflow.uploader.uploading import OpenRun
 

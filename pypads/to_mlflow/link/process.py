@@ -12,7 +12,7 @@ import threading
 import weakref
 from collections.abc import Callable
 
-from pypads.core.patching.importer import PatchingFinder
+from pypads.core import PatchingFinder
 from pypads.to_mlflow.link.base import LinkSettings, Outcome, hold_mlflow_import
 from pypads.to_mlflow.link.spare import SpareUploader, claim_spare
 from pypads.to_mlflow.timeouts import AnswerClock

@@ -9,7 +9,7 @@ import socket
 import sys
 from typing import BinaryIO
 
-from pypads.core.errors import ConfigError
+from pypads.core import ConfigError
 from pypads.to_mlflow.uploader.spare import CLAIM_WAIT, encode_claim, spare_folder, spare_key
 
 IDLE_VARIABLE = "PYPADS_UPLOADER_IDLE"

@@ -11,7 +11,7 @@ import importlib
 import sys
 import threading
 
-from pypads.core.patching.importer import PatchingFinder
+from pypads.core import PatchingFinder
 from pypads.to_mlflow.link.base import LinkSettings, Outcome, hold_mlflow_import
 from pypads.to_mlflow.timeouts import default_timeout, recovery_timeout
 from pypads.to_mlflow.uploader.recovery import Recovery

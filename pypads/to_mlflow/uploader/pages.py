@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pypads.to_mlflow.access import connection
+from pypads.to_mlflow.access import mlflow_connection
 from pypads.to_mlflow.journal.reading import JournalReader
 from pypads.to_mlflow.timeouts import AnswerClock
 from pypads.to_mlflow.uploader.reports import Warn
@@ -78,7 +78,7 @@ class ModelPages:
                 self._warn(f"evaluation:{entry.get('label')}",
                            f"pypads could not evaluate {entry.get('label')}: {type(error).__name__}: {error}")
         if lines:
-            connection.log_linked_metrics(client, run_id, lines, self.journal.dataset, self._warn,
+            mlflow_connection.log_linked_metrics(client, run_id, lines, self.journal.dataset, self._warn,
                                                   self._clock.call)
 
     def with_scores(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,7 +96,7 @@ class ModelPages:
                 of_child_runs += self._save_model(client, run_id, experiment_id, entry, versions)
                 self._saved.add(entry["key"])
         try:
-            connection.list_models(client, run_id, of_child_runs, self._clock.call)
+            mlflow_connection.list_models(client, run_id, of_child_runs, self._clock.call)
         except Exception as error:
             raise StoreFailed("models", f"could not list the models of MLflow run {run_id} "
                               f"(kept in {self.journal.folder}): {error}", error) from error
@@ -111,7 +111,7 @@ class ModelPages:
             pickled = self.journal.entry_content(entry)
             if pickled is None:
                 return []
-            model_id = connection.log_model(client, run_id, entry, pickled, self._clock.call, child,
+            model_id = mlflow_connection.log_model(client, run_id, entry, pickled, self._clock.call, child,
                                             experiment_id=experiment_id, versions=versions, card=self._card(label),
                                             dataset_of=self.journal.dataset, warn=self._warn)
         except Exception as error:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pypads.core.errors import warn
-from pypads.core.privacy import redact_text
+from pypads.core import redact_text, warn
 
 Warn = Callable[[str, str], None]
 """Reports a failure: ``(key, message)``."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pypads.to_mlflow.access import connection
+from pypads.to_mlflow.access import mlflow_connection
 from pypads.to_mlflow.journal.format import run_target
 from pypads.to_mlflow.journal.reading import JournalReader
 from pypads.to_mlflow.store import RunTarget
@@ -85,7 +85,7 @@ class Uploader:
         # Outside the lock: the first import of MLflow may run hold_mlflow_import's hook,
         # which opens the run on this very thread.
         try:
-            open_run = self._open_run or functools.partial(connection.open_run, start_time=self.start_time)
+            open_run = self._open_run or functools.partial(mlflow_connection.open_run, start_time=self.start_time)
         except Exception as error:  # MLflow cannot even be imported
             open_run = _raise(error)
         with self._open_lock:
@@ -155,7 +155,7 @@ class Uploader:
             return False
         if status is not None and self.owns_run:
             try:
-                self.clock.call(connection.end_run, self._open_client, self.run_id, status, only_if_running)
+                self.clock.call(mlflow_connection.end_run, self._open_client, self.run_id, status, only_if_running)
             except Exception as error:
                 self.failed = True
                 self._warn_once("end", f"could not end MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
@@ -197,18 +197,18 @@ class Uploader:
             if batch.child_runs:
                 self._experiment()
             if batch.has_entities:
-                connection.write_entities(self._open_client, run_id, batch, self._warn_once, self.clock.call)
+                mlflow_connection.write_entities(self._open_client, run_id, batch, self._warn_once, self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             self._warn_once("batch", f"could not log to {where}: {error}")
             return
         try:
             if batch.datasets:
-                connection.log_datasets(self._open_client, run_id, batch.datasets, self._warn_once, self.clock.call)
+                mlflow_connection.log_datasets(self._open_client, run_id, batch.datasets, self._warn_once, self.clock.call)
             if batch.evaluations:  # before child runs: their metrics include the training scores
                 self._pages.evaluate(self._open_client, self._open_run_id, batch.evaluations)
             if batch.child_runs:
-                self._pages.child_runs.update(connection.log_child_runs(self._open_client, run_id,
+                self._pages.child_runs.update(mlflow_connection.log_child_runs(self._open_client, run_id,
                                                                   self._pages.with_scores(batch.child_runs),
                                                                   self._warn_once, self.clock.call,
                                                                   experiment_id=self._experiment(),
@@ -223,7 +223,7 @@ class Uploader:
             self._first_drain = False
         try:
             if paths:
-                connection.upload_artifacts(self._open_client, run_id, self.journal, sorted(paths), self.clock.call)
+                mlflow_connection.upload_artifacts(self._open_client, run_id, self.journal, sorted(paths), self.clock.call)
         except Exception as error:
             self.failed, self.failure = True, error
             if self.disk_full:
