@@ -7,23 +7,28 @@ not load the floors above it, and Python imports this module before any of its f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from pypads.core import lazy_names
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pypads.core import ConfigError, Logger, LoggerFailure, LoggerWarning, MappingError, PyPadsError
     from pypads.recording import DEFAULT_CONFIG, DEFAULT_INIT_RUN_FNS, DEFAULT_LOGGING_FNS, RunLogger, WriteFormats
     from pypads.tracker import PyPads
 
-# Where each public name lives: its module is imported when the name is first used.
+# Where each public name lives: its floor's face (the tracker is on the top floor).
 _HOMES = {
-    "pypads.core.errors": "ConfigError LoggerFailure LoggerWarning MappingError PyPadsError",
-    "pypads.core.logger": "Logger",
-    "pypads.recording.content.serialize": "WriteFormats",
-    "pypads.recording.defaults": "DEFAULT_CONFIG DEFAULT_INIT_RUN_FNS DEFAULT_LOGGING_FNS",
-    "pypads.recording.run_loggers.base": "RunLogger",
-    "pypads.tracker": "PyPads",
+    "DEFAULT_CONFIG": "pypads.recording",
+    "DEFAULT_INIT_RUN_FNS": "pypads.recording",
+    "DEFAULT_LOGGING_FNS": "pypads.recording",
+    "ConfigError": "pypads.core",
+    "Logger": "pypads.core",
+    "LoggerFailure": "pypads.core",
+    "LoggerWarning": "pypads.core",
+    "MappingError": "pypads.core",
+    "PyPads": "pypads.tracker",
+    "PyPadsError": "pypads.core",
+    "RunLogger": "pypads.recording",
+    "WriteFormats": "pypads.recording",
 }
 
 __all__ = [
@@ -42,4 +47,14 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_names(__name__, _HOMES)
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'pypads' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once found, a plain attribute: no lookup on later uses
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

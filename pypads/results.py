@@ -30,7 +30,7 @@ import pandas as pd
 
 from pypads.core import ResultsError
 from pypads.run_diff import compare_runs
-from pypads.to_mlflow import MlflowClient, MlflowException, resolve_store
+from pypads.to_mlflow import mlflow_connection, resolve_store
 
 __all__ = ["ResultsError", "calls", "datasets", "diff", "metrics", "models", "params", "pipeline", "pipeline_edges",
            "run_info", "runs", "system"]
@@ -110,7 +110,7 @@ def models(run_id: str, uri: str | None = None) -> pd.DataFrame:
     for output in outputs:
         try:
             model = client.get_logged_model(output.model_id)
-        except MlflowException:  # deleted since
+        except mlflow_connection.MlflowException:  # deleted since
             continue
         rows.append((model.name, model.model_id, str(model.status), model.source_run_id))
     return pd.DataFrame(rows, columns=["name", "model_id", "status", "source_run_id"])
@@ -239,18 +239,18 @@ def diff(run_a: str, run_b: str, uri: str | None = None) -> dict[str, Any]:
 
 
 # --- reading the store ---------------------------------------------------------------
-def _client(uri: str | None) -> MlflowClient:
-    return MlflowClient(resolve_store(uri).tracking_uri)
+def _client(uri: str | None) -> mlflow_connection.MlflowClient:
+    return mlflow_connection.MlflowClient(resolve_store(uri).tracking_uri)
 
 
 def _shown(uri: str | None) -> str:
     return resolve_store(uri).display_uri
 
 
-def _run(client: MlflowClient, run_id: str, uri: str | None) -> Any:
+def _run(client: mlflow_connection.MlflowClient, run_id: str, uri: str | None) -> Any:
     try:
         return client.get_run(run_id)
-    except MlflowException:
+    except mlflow_connection.MlflowException:
         raise ResultsError(f"no run {run_id!r} in {_shown(uri)}") from None
 
 
@@ -269,7 +269,7 @@ def _json_artifact(run_id: str, path: str, schema: str, uri: str | None, why_mis
     with tempfile.TemporaryDirectory(prefix="pypads-results-") as folder:
         try:
             local = client.download_artifacts(run_id, path, folder)
-        except (MlflowException, OSError):
+        except (mlflow_connection.MlflowException, OSError):
             raise ResultsError(f"run {run_id} has no {path} ({why_missing})") from None
         try:
             document = json.loads(Path(local).read_text(encoding="utf-8"))

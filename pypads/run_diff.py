@@ -20,7 +20,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pypads.core import ResultsError
-from pypads.to_mlflow import MlflowClient, MlflowException, resolve_store
+from pypads.to_mlflow import mlflow_connection, resolve_store
 
 PATCH = "git/uncommitted.patch"
 REQUIREMENTS = "environment/requirements.txt"
@@ -37,12 +37,12 @@ def compare_runs(run_a: str, run_b: str, uri: str | None = None) -> dict[str, An
     ``code``, ``packages``, ``mappings``, ``metrics`` and ``system_metrics``; in each,
     ``a`` is the first run's value and ``b`` the second's (``docs/cli.md``)."""
     store = resolve_store(uri)
-    client = MlflowClient(store.tracking_uri)
+    client = mlflow_connection.MlflowClient(store.tracking_uri)
     runs = {}
     for side, run_id in (("a", run_a), ("b", run_b)):
         try:
             runs[side] = client.get_run(run_id)
-        except MlflowException:
+        except mlflow_connection.MlflowException:
             missing = [given for given in (run_a, run_b) if not _exists(client, given)]
             raise ResultsError(f"no run {' and no run '.join(map(repr, missing or [run_id]))} in {store.display_uri}") from None
     a, b = runs["a"], runs["b"]
@@ -205,25 +205,25 @@ def _json(text: str | None) -> Any:
         return None
 
 
-def _identity(client: MlflowClient, run: Any) -> dict[str, Any]:
+def _identity(client: mlflow_connection.MlflowClient, run: Any) -> dict[str, Any]:
     experiment = client.get_experiment(run.info.experiment_id)
     return {"run_id": run.info.run_id, "run_name": run.info.run_name, "status": run.info.status,
             "experiment": experiment.name if experiment is not None else run.info.experiment_id}
 
 
-def _exists(client: MlflowClient, run_id: str) -> bool:
+def _exists(client: mlflow_connection.MlflowClient, run_id: str) -> bool:
     try:
         client.get_run(run_id)
         return True
-    except MlflowException:
+    except mlflow_connection.MlflowException:
         return False
 
 
-def _artifact_text(client: MlflowClient, run_id: str, path: str, folder: Path) -> str | None:
+def _artifact_text(client: mlflow_connection.MlflowClient, run_id: str, path: str, folder: Path) -> str | None:
     """The run's artifact ``path`` as text, or ``None`` if the run has none."""
     folder.mkdir(parents=True, exist_ok=True)
     try:
         local = client.download_artifacts(run_id, path, str(folder))
         return Path(local).read_text(encoding="utf-8", errors="replace")
-    except (MlflowException, OSError):
+    except (mlflow_connection.MlflowException, OSError):
         return None

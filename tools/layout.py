@@ -74,15 +74,13 @@ def imports_of(path: Path, known: dict[str, Path], type_only: bool = False, thro
 
 
 def face_homes(path: Path) -> dict[str, str]:
-    """For a face (a package's ``__init__`` with a ``_HOMES`` table, see
-    ``pypads.core.faces``): each name it offers and the module it lives in."""
+    """For a face (a package's ``__init__`` that hands on names of its modules): each name
+    it offers and the module it takes it from."""
     if path.name != "__init__.py":
         return {}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and any(getattr(target, "id", "") == "_HOMES" for target in node.targets):
-            table = ast.literal_eval(node.value)
-            return {name: module for module, names in table.items() for name in names.split()}
-    return {}
+    return {alias.asname or alias.name: node.module for node in ast.parse(path.read_text()).body
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("pypads")
+            for alias in node.names}
 
 
 def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:

@@ -4,113 +4,66 @@ which calls matter.
 
 It imports nothing of the floors above (``tests/unit/test_layout.py`` checks it), so a
 library can be patched without loading the loggers, the run or the way to MLflow.
+
+This module is the floor's face: the floors above import the floor from here, never
+from its modules.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from pypads.core.faces import lazy_names
-
-if TYPE_CHECKING:
-    from pypads.core.call import Call
-    from pypads.core.calls import (
-        CallSite,
-        Session,
-        inside_pypads,
-        pypads_at_work,
-        set_tracking_session,
-        tracked_run,
-        tracking_session,
-    )
-    from pypads.core.errors import (
-        PASSES_THROUGH_LOGGERS,
-        CallMonitorError,
-        ConfigError,
-        LoggerFailure,
-        LoggerWarning,
-        MappingError,
-        PyPadsError,
-        RecordingWarning,
-        ResultsError,
-        say_on_stderr,
-        warn,
-    )
-    from pypads.core.estimators import (
-        cut_in_the_middle,
-        init_defaults,
-        is_estimator,
-        params,
-        short_repr,
-        writes_scikit_learns_repr,
-    )
-    from pypads.core.home import pypads_home
-    from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
-    from pypads.core.mapping import HookRule, MappingEntry, MappingFile, load_mappings, read_mapping_file
-    from pypads.core.mapping.files import check_loaded_entries, describe_unmatched, installed_version
-    from pypads.core.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
-    from pypads.core.patching.dispatch import unregister
-    from pypads.core.patching.importer import PatchingFinder, prepare_imports
-    from pypads.core.patching.patches import Patcher
-    from pypads.core.privacy import (
-        REDACTED,
-        SECRET_WORDS,
-        is_secret_name,
-        redact,
-        redact_argv,
-        redact_params,
-        redact_repr,
-        redact_text,
-        redact_url,
-    )
-    from pypads.core.processes import is_multiprocessing_child
-    from pypads.core.pseudonyms import load_salt, pseudonym
-    from pypads.core.schemas import (
-        CALLMONITOR,
-        PIPELINE_GRAPH,
-        SYSTEM,
-        VALUE_SUMMARY,
-        most_relevant_error,
-        schema_error,
-        validate,
-        validator,
-    )
-
-# Where each name lives: its module is imported when the name is first used.
-_HOMES = {
-    "pypads.core.call": "Call",
-    "pypads.core.calls": (
-        "CallSite inside_pypads pypads_at_work Session set_tracking_session tracked_run "
-        "tracking_session"
-    ),
-    "pypads.core.errors": (
-        "CallMonitorError ConfigError LoggerFailure LoggerWarning MappingError "
-        "PASSES_THROUGH_LOGGERS PyPadsError RecordingWarning ResultsError say_on_stderr "
-        "warn"
-    ),
-    "pypads.core.estimators": (
-        "cut_in_the_middle init_defaults is_estimator params short_repr "
-        "writes_scikit_learns_repr"
-    ),
-    "pypads.core.home": "pypads_home",
-    "pypads.core.logger": "check_option_kinds Logger LoggerOnEvent OptionKind",
-    "pypads.core.mapping": "HookRule load_mappings MappingEntry MappingFile read_mapping_file",
-    "pypads.core.mapping.files": "check_loaded_entries describe_unmatched installed_version",
-    "pypads.core.mapping.targets": "loaded_subclasses resolve_loaded unmatched_patterns why_missing",
-    "pypads.core.patching.dispatch": "unregister",
-    "pypads.core.patching.importer": "PatchingFinder prepare_imports",
-    "pypads.core.patching.patches": "Patcher",
-    "pypads.core.privacy": (
-        "is_secret_name redact redact_argv redact_params redact_repr redact_text "
-        "redact_url REDACTED SECRET_WORDS"
-    ),
-    "pypads.core.processes": "is_multiprocessing_child",
-    "pypads.core.pseudonyms": "load_salt pseudonym",
-    "pypads.core.schemas": (
-        "CALLMONITOR most_relevant_error PIPELINE_GRAPH schema_error SYSTEM validate "
-        "validator VALUE_SUMMARY"
-    ),
-}
+from pypads.core.call import Call
+from pypads.core.calls import (
+    CallSite,
+    Session,
+    inside_pypads,
+    pypads_at_work,
+    set_tracking_session,
+    tracked_run,
+    tracking_session,
+)
+from pypads.core.errors import (
+    PASSES_THROUGH_LOGGERS,
+    CallMonitorError,
+    ConfigError,
+    LoggerFailure,
+    LoggerWarning,
+    MappingError,
+    PyPadsError,
+    RecordingWarning,
+    ResultsError,
+    say_on_stderr,
+    warn,
+)
+from pypads.core.estimators import cut_in_the_middle, init_defaults, is_estimator, params, short_repr, writes_scikit_learns_repr
+from pypads.core.home import pypads_home
+from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
+from pypads.core.mapping import HookRule, MappingEntry, MappingFile, load_mappings, read_mapping_file
+from pypads.core.mapping.files import check_loaded_entries, describe_unmatched, installed_version
+from pypads.core.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
+from pypads.core.patching.dispatch import unregister
+from pypads.core.patching.importer import PatchingFinder, prepare_imports
+from pypads.core.patching.patches import Patcher
+from pypads.core.privacy import (
+    REDACTED,
+    SECRET_WORDS,
+    is_secret_name,
+    redact,
+    redact_argv,
+    redact_params,
+    redact_repr,
+    redact_text,
+    redact_url,
+)
+from pypads.core.processes import is_multiprocessing_child
+from pypads.core.pseudonyms import load_salt, pseudonym
+from pypads.core.schemas import (
+    CALLMONITOR,
+    PIPELINE_GRAPH,
+    SYSTEM,
+    VALUE_SUMMARY,
+    most_relevant_error,
+    schema_error,
+    validate,
+    validator,
+)
 
 __all__ = [
     "CALLMONITOR", "Call", "CallMonitorError", "CallSite", "ConfigError", "HookRule", "Logger", "LoggerFailure",
@@ -118,11 +71,9 @@ __all__ = [
     "PIPELINE_GRAPH", "Patcher", "PatchingFinder", "PyPadsError", "REDACTED", "RecordingWarning", "ResultsError",
     "SECRET_WORDS", "SYSTEM", "Session", "VALUE_SUMMARY", "check_loaded_entries", "check_option_kinds", "cut_in_the_middle",
     "describe_unmatched", "init_defaults", "inside_pypads", "installed_version", "is_estimator", "is_multiprocessing_child",
-    "is_secret_name", "lazy_names", "load_mappings", "load_salt", "loaded_subclasses", "most_relevant_error", "params",
-    "prepare_imports", "pseudonym", "pypads_at_work", "pypads_home", "read_mapping_file", "redact", "redact_argv",
-    "redact_params", "redact_repr", "redact_text", "redact_url", "resolve_loaded", "say_on_stderr", "schema_error",
-    "set_tracking_session", "short_repr", "tracked_run", "tracking_session", "unmatched_patterns", "unregister", "validate",
-    "validator", "warn", "why_missing", "writes_scikit_learns_repr"
+    "is_secret_name", "load_mappings", "load_salt", "loaded_subclasses", "most_relevant_error", "params", "prepare_imports",
+    "pseudonym", "pypads_at_work", "pypads_home", "read_mapping_file", "redact", "redact_argv", "redact_params",
+    "redact_repr", "redact_text", "redact_url", "resolve_loaded", "say_on_stderr", "schema_error", "set_tracking_session",
+    "short_repr", "tracked_run", "tracking_session", "unmatched_patterns", "unregister", "validate", "validator", "warn",
+    "why_missing", "writes_scikit_learns_repr"
 ]
-
-__getattr__ = lazy_names(__name__, _HOMES)

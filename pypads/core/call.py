@@ -6,15 +6,26 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Generic, Protocol, TypeVar
 
-if TYPE_CHECKING:  # the run sits on a floor above: a call only carries it to the loggers
-    from pypads.run.context import RunContext
+
+class RunOfCalls(Protocol):
+    """What the core asks of the run it tracks calls into. The run sits on a floor above
+    (``pypads.run.RunContext``); a call only carries it to the loggers, which know it by
+    its own type: ``Call[RunContext]``."""
+
+    def next_call(self, name: str) -> tuple[int, int]: ...
+
+    def logger_failed(self, logger_name: str, where: str, error: BaseException) -> None: ...
+
+
+RunT = TypeVar("RunT", bound=RunOfCalls)
 
 
 @dataclass(eq=False, slots=True)  # slots: a call is made per tracked call, and read field by field
-class Call:
-    """One call of a tracked function or method, as loggers receive it."""
+class Call(Generic[RunT]):
+    """One call of a tracked function or method, as loggers receive it; ``RunT`` is the
+    type of the run it is tracked into."""
 
     function: Callable[..., Any]
     """The original (unpatched) function."""
@@ -27,14 +38,14 @@ class Call:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     hooks: frozenset[str]
-    run: RunContext
+    run: RunT
     order: int
     """Position of this call among all tracked calls of the run (from 1)."""
     number: int
     """Position of this call among the run's calls of the same ``name`` (from 1)."""
     depth: int
     """How many tracked calls enclose this one (0 for a call made by user code)."""
-    parent: Call | None
+    parent: Call[RunT] | None
     tracked: bool = True
     """False for a call the recursion rules leave to its enclosing call: no logger sees it."""
     started: float = field(default_factory=time.perf_counter)
@@ -43,7 +54,7 @@ class Call:
     duration: float | None = None
 
     @property
-    def outermost(self) -> Call:
+    def outermost(self) -> Call[RunT]:
         """The script's own call this one was made inside (itself at depth 0)."""
         call = self
         while call.parent is not None:

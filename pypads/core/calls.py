@@ -3,7 +3,7 @@
 A :class:`CallSite` belongs to one patched attribute. It runs the original exactly once
 with the caller's arguments and, while a run is being tracked, surrounds it with the
 pre and post phases of the loggers its hooks' events name. Exceptions of the original
-reach the caller unchanged; exceptions of loggers never do (see ``RunContext``).
+reach the caller unchanged; exceptions of loggers never do (see ``RunOfCalls.logger_failed``).
 """
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pypads.core.call import Call
+from pypads.core.call import Call, RunOfCalls
 from pypads.core.errors import PASSES_THROUGH_LOGGERS
 from pypads.core.logger import LoggerOnEvent
-
-if TYPE_CHECKING:  # the run sits on a floor above: the core only hands it on
-    from pypads.run.context import RunContext
 
 
 class Session:
@@ -29,7 +26,7 @@ class Session:
     """
 
     def __init__(self, recursion_depth: int = -1, recursion_identity: bool = False, tracker: object = None) -> None:
-        self.run: RunContext | None = None
+        self.run: RunOfCalls | None = None
         self.recursion_depth = recursion_depth
         self.recursion_identity = recursion_identity
         # The PyPads the session belongs to. The core sits below it, so it only keeps it
@@ -41,7 +38,7 @@ class Session:
 _tracking: Session | None = None
 
 
-def tracked_run() -> RunContext | None:
+def tracked_run() -> RunOfCalls | None:
     """The run calls are tracked into in this process, if any: for code outside a
     tracked call (``callmonitor.intercept``). It is the session's, the one pointer."""
     session = _tracking
@@ -79,7 +76,7 @@ class _ThreadState(threading.local):
     busy = False
     # The innermost tracked call of this thread: the parent of a call made inside it.
     # Another thread starts with none, so threads never see each other's calls.
-    call: Call | None = None
+    call: Call[RunOfCalls] | None = None
 
 
 # A thread reads the class's defaults above until it sets its own.
@@ -104,7 +101,7 @@ def pypads_at_work() -> Iterator[None]:
         state.busy = was
 
 
-def current_call() -> Call | None:
+def current_call() -> Call[RunOfCalls] | None:
     """The innermost tracked call that is running in this thread, if any."""
     return _thread.call
 
@@ -175,7 +172,9 @@ class CallSite:
         finally:
             state.call = parent
 
-    def _begin(self, run: RunContext, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
+    def _begin(
+        self, run: RunOfCalls, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Call[RunOfCalls]:
         """The call, pushed on the stack even when the recursion rules leave it untracked,
         so that the calls it makes see it as their parent."""
         parent = _thread.call
@@ -205,7 +204,7 @@ class CallSite:
         return Call(original, name, instance, owner, args, kwargs, self.hooks, run, order, number, depth, parent,
                     tracked, time.perf_counter())
 
-    def _pre(self, call: Call) -> list[Any] | None:
+    def _pre(self, call: Call[RunOfCalls]) -> list[Any] | None:
         """What each handler's ``pre`` returned, for its ``post`` (None: every one returned
         None, as the pipeline's, the one ``pre`` of a metric's call); called while the call
         is marked as pypads' work, only for a site with a handler that has a ``pre``."""
@@ -224,7 +223,7 @@ class CallSite:
                     call.run.logger_failed(self.handlers[index].logger.name, f"pre of {call.name}", error)
         return states
 
-    def _post(self, call: Call, before: list[Any] | None) -> None:
+    def _post(self, call: Call[RunOfCalls], before: list[Any] | None) -> None:
         state = _thread
         state.busy = True  # invoke took it down for the original: down again is as it was
         try:
@@ -240,7 +239,7 @@ class CallSite:
             state.busy = False
 
 
-def _encloses_same(parent: Call | None, original: Callable[..., Any], instance: Any) -> bool:
+def _encloses_same(parent: Call[RunOfCalls] | None, original: Callable[..., Any], instance: Any) -> bool:
     while parent is not None:
         if parent.function is original and parent.instance is instance:
             return True

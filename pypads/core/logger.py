@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pypads.core.call import Call
 from pypads.core.errors import ConfigError
-
-if TYPE_CHECKING:  # the run sits on a floor above: a logger is handed it at the start
-    from pypads.run.context import RunContext
 
 # The seed spells options as ``_pypads_<option>``; both spellings are accepted.
 _SEED_PREFIX = "_pypads_"
@@ -65,14 +62,16 @@ class Logger:
             raise ConfigError(f"{where}: {self.name} has no option {unknown[0]!r} (its options: {known})")
         return normalised
 
-    def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
+    # The run is typed Any here: it sits on a floor above, and a logger names its type
+    # (pypads.run.RunContext) in its own signatures, as it names Call[RunContext].
+    def start(self, run: Any, options: Mapping[str, Any]) -> None:
         """Runs once when a run starts, for loggers whose event is on (most need nothing)."""
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> Any:
+    def pre(self, call: Call[Any], options: Mapping[str, Any]) -> Any:
         """Runs before the original. Its return value is handed to :meth:`post`."""
         return None
 
-    def post(self, call: Call, before: Any, options: Mapping[str, Any]) -> None:
+    def post(self, call: Call[Any], before: Any, options: Mapping[str, Any]) -> None:
         """Runs after the original, which either set ``call.result`` or ``call.exception``."""
 
     def __repr__(self) -> str:

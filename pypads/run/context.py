@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from pypads.core import PASSES_THROUGH_LOGGERS, LoggerFailure, LoggerWarning, MappingFile, warn
+from pypads.core import PASSES_THROUGH_LOGGERS, Call, LoggerFailure, LoggerWarning, MappingFile, warn
 from pypads.run.writer import Writer
 
 STRICT_ENV = "PYPADS_STRICT"
@@ -97,3 +97,7 @@ class RunContext:
             self.writer.set_tag(f"pypads.failure.{logger_name}", f"{where}: {message}"[:5000])
         except Exception:  # noqa: S110 - the journal itself failed (a full disk): the writer has said so
             pass
+
+
+TrackedCall = Call[RunContext]
+"""A tracked call as the loggers receive it: carrying the run it is tracked into."""

@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pypads.core import Call, Logger, RecordingWarning, inside_pypads, pypads_at_work, tracked_run, warn
+from pypads.core import Logger, RecordingWarning, inside_pypads, pypads_at_work, tracked_run, warn
 from pypads.recording.callmonitor.database import FolderSink, RunSink, Sink
 from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import Encoded, RecordEncoder
-from pypads.run import RunContext
+from pypads.run import RunContext, TrackedCall
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,7 +46,7 @@ class Context:
 
     def sink(self) -> Sink:
         run = tracked_run()
-        if run is not None:
+        if isinstance(run, RunContext):  # the core knows the run only by what it asks of it
             return self.run_sink(run)
         with self._lock:
             if self._folder is None or os.getpid() != self._folder_pid:
@@ -137,12 +137,12 @@ class CallRecorder(Logger):
     ``pypads.recording.callmonitor.load(run_id)`` and replayed. Methods are recorded with their
     instance as the first argument, as it was before the call."""
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> tuple[RunSink, str, Encoded | None]:
+    def pre(self, call: TrackedCall, options: Mapping[str, Any]) -> tuple[RunSink, str, Encoded | None]:
         sink = CONTEXT.run_sink(call.run)
         owner = type(call.instance) if call.instance is not None else call.function
         name = f"{owner.__module__}.{call.name}"
         return sink, name, begin(sink, name, call.args, call.kwargs)
 
-    def post(self, call: Call, before: tuple[RunSink, str, Encoded | None], options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: tuple[RunSink, str, Encoded | None], options: Mapping[str, Any]) -> None:
         sink, name, encoded = before
         finish(sink, name, call.function, encoded, call.result, call.exception, call.duration or 0.0)

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from pypads.core import Call, Logger
-from pypads.run import RunContext
+from pypads.core import Logger
+from pypads.run import RunContext, TrackedCall
 
 MAX_SCORES = 1000  # metric names per model: a loop over many datasets stays bounded
 
@@ -117,7 +117,7 @@ class ModelRuns(Logger):
     def start(self, run: RunContext, options: Mapping[str, Any]) -> None:
         run.on_end(lambda: self._write(run, options["max_child_runs"]))
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         pass  # the Parameters, Metric and Datasets loggers fill the rows
 
     def _write(self, run: RunContext, limit: int) -> None:

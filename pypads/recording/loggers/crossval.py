@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core import Call, Logger
+from pypads.core import Logger
 from pypads.recording.loggers.parameters import log_params, params_of
+from pypads.run import TrackedCall
 
 HOOK = "pypads_cross_validate"
 
@@ -27,7 +28,7 @@ class CrossValidation(Logger):
     ``cross_validate`` and ``cross_val_score`` in the mapping file.
     """
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None:
             return
         estimator = call.args[0] if call.args else call.kwargs.get("estimator")

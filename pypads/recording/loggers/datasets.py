@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core import Call, Logger
+from pypads.core import Logger
 from pypads.recording.content.digests import content_digest
 from pypads.recording.content.frames import name_of
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import rows
+from pypads.run import TrackedCall
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
 DIGEST_LENGTH = 16  # hex characters; MLflow keeps at most 36
@@ -47,7 +48,7 @@ def describe(value: Any) -> dict[str, Any] | None:
     return None
 
 
-def data_arguments(call: Call) -> tuple[Any, Any]:
+def data_arguments(call: TrackedCall) -> tuple[Any, Any]:
     """The data a call works on: ``(X, y)`` of a fit or a cross-validation, ``(X, None)``
     of a predict or transform, ``(y_true, None)`` of a metric."""
     if call.instance is None and METRIC_HOOK in call.hooks:  # checked first: a metric in a loop
@@ -63,7 +64,7 @@ def data_arguments(call: Call) -> tuple[Any, Any]:
     return features, targets
 
 
-def caller_name(value: Any, call: Call) -> str | None:
+def caller_name(value: Any, call: TrackedCall) -> str | None:
     """The name the script's own code gives ``value`` (``X_test``): looked up by identity
     in the frame that made the call, past pypads' frames and the called library's."""
     library = (getattr(call.function, "__module__", None) or "").split(".")[0]
@@ -112,7 +113,7 @@ class Catalogue:
         entry = self._seen.get((id(features), id(targets)))
         return entry[1] if entry is not None and entry[0]() is features else None
 
-    def identify(self, call: Call, features: Any, targets: Any) -> Known | None:
+    def identify(self, call: TrackedCall, features: Any, targets: Any) -> Known | None:
         """The dataset of ``features`` (with ``targets``): seen before, or digested and
         named now; None for a value that is no array or frame, or cannot be digested."""
         entry = self._seen.get((id(features), id(targets)))
@@ -139,7 +140,7 @@ class Catalogue:
 _last: tuple[Any, Catalogue | None] = (None, None)
 
 
-def catalogue(call: Call) -> Catalogue:
+def catalogue(call: TrackedCall) -> Catalogue:
     """The run's :class:`Catalogue`, shared by the loggers that name datasets."""
     global _last
     run = call.run
@@ -167,7 +168,7 @@ class Datasets(Logger):
 
     defaults = {"max_datasets": 100}
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None:
             return
         features, targets = data_arguments(call)

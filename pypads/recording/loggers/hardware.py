@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 import psutil
 
-from pypads.core import Call, Logger
+from pypads.core import Logger
+from pypads.run import TrackedCall
 
 _MB = 1024 * 1024
 SYSTEM = "system/"  # MLflow's namespace of system metrics
@@ -111,7 +112,7 @@ def memory_in_use() -> float:
     return float(psutil.virtual_memory().percent)
 
 
-def asks_for_workers(call: Call) -> bool:
+def asks_for_workers(call: TrackedCall) -> bool:
     """Whether the call may run in worker processes: an estimator's or a function's
     ``n_jobs`` other than None and 1 (joblib's loky workers are processes)."""
     n_jobs = call.kwargs.get("n_jobs", getattr(call.instance, "n_jobs", None))
@@ -190,11 +191,11 @@ class Cpu(Logger):
     fitting). For such a call the workers' CPU time is measured too (psutil, 10 ms
     ticks), as what they used between the call's start and end."""
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> tuple[float, float, WorkerClock | None]:
+    def pre(self, call: TrackedCall, options: Mapping[str, Any]) -> tuple[float, float, WorkerClock | None]:
         workers = WorkerClock.now() if asks_for_workers(call) else None
         return time.process_time(), time.perf_counter(), workers
 
-    def post(self, call: Call, before: tuple[float, float, WorkerClock | None], options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: tuple[float, float, WorkerClock | None], options: Mapping[str, Any]) -> None:
         used = max(0.0, time.process_time() - before[0])
         if before[2] is not None:
             used += before[2].used_since()
@@ -213,10 +214,10 @@ class Ram(Logger):
     ``system/<call>.rss_delta_mb`` (its change over the call) and
     ``system/<call>.ram_percent`` (system memory in use)."""
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> int:
+    def pre(self, call: TrackedCall, options: Mapping[str, Any]) -> int:
         return _resident(asks_for_workers(call))
 
-    def post(self, call: Call, before: int, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: int, options: Mapping[str, Any]) -> None:
         rss = _resident(asks_for_workers(call))
         call.run.writer.log_metrics(
             {
@@ -243,7 +244,7 @@ def _resident(with_workers: bool) -> int:
 class Disk(Logger):
     """Metric ``system/<call>.disk_percent``: how full the working directory's disk is after the call."""
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         call.run.writer.log_metrics(
             {f"{SYSTEM}{call.name}.disk_percent": psutil.disk_usage(os.getcwd()).percent}, step=call.number - 1
         )

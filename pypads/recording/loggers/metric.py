@@ -8,12 +8,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pypads.core import Call, Logger, is_estimator
+from pypads.core import Logger, is_estimator
 from pypads.recording.content.lineage import Lineage, Origin, first_data, lineage
 from pypads.recording.content.serialize import WriteFormats, serialize
 from pypads.recording.loggers.comparison import Score, rows
 from pypads.recording.loggers.training import draw_scored
 from pypads.recording.provenance import provenance
+from pypads.run import TrackedCall
 
 METRIC_HOOK = "pypads_metric"
 CROSS_VALIDATION_HOOK = "pypads_cross_validate"
@@ -48,7 +49,7 @@ class Metric(Logger):
 
     defaults = {"max_bytes": 1_000_000}
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None or (call.parent is not None and _logged_elsewhere(call)):
             return
         known = lineage(call.run)
@@ -77,7 +78,7 @@ class Metric(Logger):
         call.run.writer.log_bytes(f"metrics/{series}/{step}.{extension}", content)
 
 
-def _user_series(known: Lineage, call: Call) -> tuple[str, Origin | None]:
+def _user_series(known: Lineage, call: TrackedCall) -> tuple[str, Origin | None]:
     """The series of a metric the script computed, and the origin of what it scored."""
     args, kwargs = call.args, call.kwargs
     origin = known.origin_of(args) or (known.origin_of(tuple(kwargs.values())) if kwargs else None)
@@ -108,14 +109,14 @@ def _series_name(function: str, origin: Origin | None, data: str | None) -> str:
     return name
 
 
-def _library_series(known: Lineage, call: Call) -> str:
+def _library_series(known: Lineage, call: TrackedCall) -> str:
     root = call.outermost
     origin = known.origin_of(call.args) or known.origin_of(tuple(call.kwargs.values()))
     kind = "" if origin is None else "train_" if origin.training else "test_"
     return f"{_outer_name(known, root)}/{kind}{call.name}"
 
 
-def _outer_name(known: Lineage, root: Call) -> str:
+def _outer_name(known: Lineage, root: TrackedCall) -> str:
     """``GridSearchCV.fit``, ``GridSearchCV_1.fit`` for a second search, or
     ``Ridge.cross_validate`` for a function given an estimator."""
     if root.instance is not None:
@@ -140,7 +141,7 @@ def _artifact(value: Any, max_bytes: int, origin: Any) -> tuple[str, bytes]:
     return serialize(value, WriteFormats.text, max_bytes, origin)
 
 
-def _logged_elsewhere(call: Call) -> bool:
+def _logged_elsewhere(call: TrackedCall) -> bool:
     """Whether the score is part of another call's: computed inside a metric (an
     implementation detail of it), or a fold of a cross-validation the script called
     (the CrossValidation logger logs every fold from its result, with scikit-learn's

@@ -13,11 +13,11 @@ from typing import Any
 import cloudpickle
 from blake3 import blake3
 
-from pypads.core import Call, Logger, redact
+from pypads.core import Logger, redact
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import data_arguments, describe
 from pypads.recording.loggers.parameters import params_of
-from pypads.run import RunContext
+from pypads.run import RunContext, TrackedCall
 
 FIT_HOOK = "pypads_fit"
 PARTIAL_FIT_HOOK = "pypads_partial_fit"
@@ -41,7 +41,7 @@ class _Fit:
     call: str
 
     @classmethod
-    def of(cls, call: Call) -> _Fit:
+    def of(cls, call: TrackedCall) -> _Fit:
         features, targets = data_arguments(call)
         return cls(describe(features), describe(targets), f"{call.name}#{call.number}")
 
@@ -74,7 +74,7 @@ class Model(Logger):
 
     defaults = {"max_models": 20}
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None or call.instance is None:
             return
         if FIT_HOOK in call.hooks:
@@ -82,7 +82,7 @@ class Model(Logger):
         elif PARTIAL_FIT_HOOK in call.hooks:
             self._save_at_end(call, options["max_models"])
 
-    def _save_at_end(self, call: Call, limit: int) -> None:
+    def _save_at_end(self, call: TrackedCall, limit: int) -> None:
         """An estimator trained by ``partial_fit`` is saved once, as the run ends: a
         pickle per batch would cost a loop more than its training."""
         pending: dict[int, tuple[Any, _Fit]] = call.run.state(self).setdefault("partial", {})

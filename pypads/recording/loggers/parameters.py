@@ -7,10 +7,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pypads.core import Call, Logger, init_defaults, is_estimator, redact, redact_params
+from pypads.core import Logger, init_defaults, is_estimator, redact, redact_params
 from pypads.core import params as estimator_params
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import rows
+from pypads.run import TrackedCall
 
 # MLflow rejects longer param values.
 MAX_PARAM_LENGTH = 6000
@@ -58,7 +59,7 @@ class Parameters(Logger):
 
     defaults = {"max_variants": 100}
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         instance = call.instance
         params = params_of(instance)
         if params is None:
@@ -117,7 +118,7 @@ def untouched_defaults(deep: Mapping[str, Any], params: Mapping[str, str]) -> li
     return untouched
 
 
-def log_params(call: Call, instance: Any, params: dict[str, str], max_variants: int = 100) -> str | None:
+def log_params(call: TrackedCall, instance: Any, params: dict[str, str], max_variants: int = 100) -> str | None:
     """Log ``params`` of ``instance`` under its label (a new one if they changed since
     they were logged); the label, or None past ``max_variants`` labels of its class.
     Shared by the loggers that log an estimator's params (a cross-validated estimator's

@@ -27,12 +27,12 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pypads.core import PIPELINE_GRAPH, Call, Logger
+from pypads.core import PIPELINE_GRAPH, Logger
 from pypads.recording.content.lineage import Origin, first_data, lineage, remember_weakly
 from pypads.recording.content.picture import svg
 from pypads.recording.loggers.values import named_arguments
 from pypads.recording.provenance import provenance
-from pypads.run import RunContext
+from pypads.run import RunContext, TrackedCall
 
 HOOK_KINDS = {"pypads_fit": "fit", "pypads_partial_fit": "fit", "pypads_predict": "predict",
               "pypads_transform": "transform", "pypads_metric": "metric"}
@@ -72,7 +72,7 @@ class _Graph:
         except TypeError:  # not weakly referenceable or not hashable
             return f"{type(instance).__name__}@{id(instance):x}"
 
-    def parent_call(self, parent: Call | None) -> str | None:
+    def parent_call(self, parent: TrackedCall | None) -> str | None:
         """The parent's call as :func:`~pypads.recording.content.picture.summarize` names it for a node: only a parent that
         is a node has one (a call past the limit is taken for one that would have been)."""
         if parent is None or (parent.order not in self.node_ids and parent.order < self.last_node):
@@ -135,7 +135,7 @@ class PipelineTracker(Logger):
         _last = (self, run, graph)
         return graph
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> None:
+    def pre(self, call: TrackedCall, options: Mapping[str, Any]) -> None:
         graph = self._graph(call.run)
         if call.depth > 0 and options["pipeline_type"] == "simple":
             return  # what a library did inside the script's call: not in a simple graph
@@ -164,7 +164,7 @@ class PipelineTracker(Logger):
                 if sources:
                     graph.data_edges[order] = sources
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
             return
         if call.instance is not None:  # a function's call (a metric) has no lineage to follow
@@ -178,7 +178,7 @@ class PipelineTracker(Logger):
             graph.produced(call.result, call.order)
 
 
-def _follow(call: Call) -> None:
+def _follow(call: TrackedCall) -> None:
     """The lineage of an estimator's call (see :mod:`pypads.recording.content.lineage`): the data
     a fit saw, and where a prediction came from, which names the metrics scoring it."""
     kinds = _kinds(call.hooks)
@@ -209,7 +209,7 @@ def _kinds(hooks: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(HOOK_KINDS.get(hook, hook) for hook in hooks))
 
 
-def _data_sources(graph: _Graph, call: Call) -> list[tuple[int, str]]:
+def _data_sources(graph: _Graph, call: TrackedCall) -> list[tuple[int, str]]:
     """(earlier call, argument) for each argument (or the instance) that an earlier call
     returned. Naming arguments takes a signature binding, which would cost a metric
     called in a loop more than all the rest of its node: it happens only for a call that
@@ -226,7 +226,7 @@ def _data_sources(graph: _Graph, call: Call) -> list[tuple[int, str]]:
     return found
 
 
-def _tracked_parent(call: Call) -> Call | None:
+def _tracked_parent(call: TrackedCall) -> TrackedCall | None:
     parent = call.parent
     while parent is not None and not parent.tracked:
         parent = parent.parent

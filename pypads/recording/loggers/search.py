@@ -12,9 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core import REDACTED, Call, Logger, is_secret_name, redact, redact_params
+from pypads.core import REDACTED, Logger, is_secret_name, redact, redact_params
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import Score, rows
+from pypads.run import TrackedCall
 
 MAX_PARAM_LENGTH = 6000  # MLflow refuses longer param values
 # The columns of cv_results_ that become each candidate's metrics.
@@ -36,7 +37,7 @@ class Search(Logger):
 
     defaults = {"max_child_runs": 100}
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         search = call.instance
         results = getattr(search, "cv_results_", None)
         if call.depth != 0 or call.exception is not None or not isinstance(results, dict) or "params" not in results:
@@ -57,7 +58,7 @@ class Search(Logger):
         writer.log_bytes(f"cv_results{suffix}.csv", cv_results_csv(results))
         self._child_runs(call, results, number, options["max_child_runs"])
 
-    def _child_runs(self, call: Call, results: dict[str, Any], number: int, limit: int) -> None:
+    def _child_runs(self, call: TrackedCall, results: dict[str, Any], number: int, limit: int) -> None:
         search_name = type(call.instance).__name__
         candidates = len(results["params"])
         order = _by_rank(results, candidates)

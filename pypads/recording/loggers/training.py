@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core import Call, Logger
+from pypads.core import Logger
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import catalogue, data_arguments
 from pypads.recording.loggers.model import model_of
-from pypads.run import RunContext
+from pypads.run import RunContext, TrackedCall
 from pypads.to_mlflow import SILHOUETTE_ROWS as MAX_FEATURE_ROWS
 from pypads.to_mlflow import TASKS, sample_rows
 
@@ -59,7 +59,7 @@ class TrainingScores(Logger):
         # The datasets the script scores a model on get pictures too (draw_scored), if pictures are on.
         run.state(draw_scored)["on"] = bool(options["pictures"])
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None or call.instance is None:
             return
         fitted = model_of(call.instance)
@@ -245,7 +245,7 @@ VALUE_METRICS = frozenset({
 MAX_SCORED_PAIRS = 20  # pictures of (model, dataset) pairs per run: a loop over datasets stays bounded
 
 
-def draw_scored(call: Call, model: str, data: str | None) -> None:
+def draw_scored(call: TrackedCall, model: str, data: str | None) -> None:
     """The first time the script scores ``model``'s prediction on the dataset ``data``
     with a score of labels or of values, that dataset's pictures of the model (its
     confusion matrix, its residuals): the targets and the prediction go to the uploader,

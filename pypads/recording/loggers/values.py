@@ -23,10 +23,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pypads.core import REDACTED, Call, Logger, is_secret_name, redact_repr
+from pypads.core import REDACTED, Logger, is_secret_name, redact_repr
 from pypads.recording.content.serialize import WriteFormats, serialize, write_format
 from pypads.recording.loggers.datasets import Known, catalogue, data_arguments
 from pypads.recording.provenance import provenance
+from pypads.run import TrackedCall
 
 LAYOUTS = ("function", "call")
 # The layout of loggers not told otherwise. "call" keeps the seed's folder per call.
@@ -43,7 +44,7 @@ def _signature(function: Callable[..., Any]) -> inspect.Signature | None:
         return None
 
 
-def named_arguments(call: Call) -> dict[str, Any]:
+def named_arguments(call: TrackedCall) -> dict[str, Any]:
     """The call's arguments by parameter name, without ``self``/``cls``."""
     signature = _signature(call.function)
     receiver_given = call.instance is not None or isinstance(call.owner, type)
@@ -83,13 +84,13 @@ class _ValueLogger(Logger):
     def per_call(options: Mapping[str, Any]) -> bool:
         return options["layout"] == "call" or write_format(options["write_format"]) is WriteFormats.pickle
 
-    def _write(self, call: Call, path: str, value: Any, options: Mapping[str, Any]) -> None:
+    def _write(self, call: TrackedCall, path: str, value: Any, options: Mapping[str, Any]) -> None:
         subject = call.instance if call.instance is not None else call.function
         extension, content = serialize(value, write_format(options["write_format"]), options["max_bytes"],
                                        lambda: provenance(self.name, call.run.mappings, subject))
         call.run.writer.log_bytes(f"{call.folder}/{path}.{extension}", content)
 
-    def _append(self, call: Call, record: dict[str, Any]) -> None:
+    def _append(self, call: TrackedCall, record: dict[str, Any]) -> None:
         """One line of ``calls/<name>.jsonl``; its first line says where it comes from."""
         path = f"calls/{call.name}.jsonl"
         started: set[str] = call.run.state(_ValueLogger).setdefault("files", set())
@@ -118,7 +119,7 @@ class Input(_ValueLogger):
     Datasets logger lists it among the run's inputs (``"part": "targets"`` for ``y``).
     """
 
-    def pre(self, call: Call, options: Mapping[str, Any]) -> None:
+    def pre(self, call: TrackedCall, options: Mapping[str, Any]) -> None:
         # An argument named like a secret (fetch(api_token=…)) is *** whatever its value.
         arguments = {name: REDACTED if is_secret_name(name) else value for name, value in named_arguments(call).items()}
         if self.per_call(options):
@@ -138,7 +139,7 @@ class Input(_ValueLogger):
         self._append(call, {"inputs": inputs})
 
 
-def _dataset(call: Call, features: Any, targets: Any) -> Known | None:
+def _dataset(call: TrackedCall, features: Any, targets: Any) -> Known | None:
     """The dataset a call works on: identified (digested, if new) for a call of the
     script's own, only looked up by identity for one inside a library's call."""
     if features is None:
@@ -154,7 +155,7 @@ class Output(_ValueLogger):
     <message>"}`` of ``calls/<name>.jsonl``, in the ``"call"`` layout as
     ``calls/<order>_<name>/output.<ext>`` or ``exception.txt``. Options as for :class:`Input`."""
 
-    def post(self, call: Call, before: None, options: Mapping[str, Any]) -> None:
+    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
         if call.exception is not None:
             text = redact_repr(f"{type(call.exception).__qualname__}: {call.exception}")
             if self.per_call(options):
