@@ -1,4 +1,4 @@
-"""What ``PyPads()`` does besides opening the run: it checks the functions it is to run,
+"""What ``PyPads()`` does besides opening the run: it checks the run loggers it is to run,
 says what the run is started with (its user, the mapping files' tag), and runs the
 functions (and the loggers' start) once the run exists."""
 
