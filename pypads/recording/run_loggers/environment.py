@@ -36,8 +36,10 @@ def _pin(dist: metadata.Distribution) -> str | None:
     """
     folder = getattr(dist, "_path", None)  # PathDistribution's; no public name for it
     name = folder.name if isinstance(folder, PurePath) else ""
-    if name.endswith(".dist-info") and name.count("-") == 1:
-        project, version = name[: -len(".dist-info")].split("-")
+    # The suffix has a hyphen of its own: the name is counted without it.
+    stem = name[: -len(".dist-info")] if name.endswith(".dist-info") else ""
+    if stem.count("-") == 1:
+        project, version = stem.split("-")
         return f"{canonicalize_name(project)}=={version}"
     meta = dist.metadata
     return f"{canonicalize_name(meta['Name'])}=={meta['Version']}" if meta["Name"] else None
