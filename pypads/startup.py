@@ -1,6 +1,6 @@
 """What ``PyPads()`` does besides opening the run: it checks the run loggers it is to run,
 says what the run is started with (its user, the mapping files' tag), and runs the
-functions (and the loggers' start) once the run exists."""
+run loggers (and the loggers' start) once the run exists."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def is_worker_process() -> bool:
 
 def start_run_loggers(tracker: Any, run: RunContext, events: EventTable, functions: Iterable[RunLogger | RunLoggerFunction],
                         disabled: Collection[str], env_allowlist: tuple[str, ...], pseudonymize: bool) -> threading.Thread | None:
-    """Start the event loggers, then run the run functions not ``disabled``: those that may
+    """Start the event loggers, then run the run loggers not ``disabled``: those that may
     run in the background on a thread, which is returned (``end_run`` waits for it).
     ``env_allowlist`` and ``pseudonymize`` are what the run loggers are told (the config's).
     The run calls each (:meth:`RunContext.call_safely`): a failure never reaches the script."""

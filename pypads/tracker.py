@@ -58,15 +58,15 @@ class PyPads:
         name: MLflow experiment name; defaults to the script's name.
         mapping_paths: extra mapping files to use.
         mapping: a mapping document (the JSON of a mapping file, as a dict) to use.
-        init_run_fns: callables run once with this tracker when the run starts.
+        init_run_fns: run loggers (``RunLogger``) and functions, run once when the run
+            starts (a function is called with this tracker).
         include_default_mappings: use the mapping files shipped with pypads.
         logging_fns: ``{event: logger}`` or ``{event: {logger, …}}``, over the defaults.
         config: ``{"events": …, "recursion_identity": …, "recursion_depth": …,
             "log_on_failure": …}``; each given key replaces the default one.
         reload_modules: re-import the affected modules that were imported before.
         reload_warnings: say which mapped modules were imported before and patched in place.
-        clear_imports: drop the affected modules from ``sys.modules`` so that their next
-            import loads them afresh.
+        clear_imports: drop the affected modules from ``sys.modules`` (imported afresh next).
         affected_modules: the module names ``reload_modules``/``clear_imports`` act on;
             defaults to every loaded module of a mapped library.
     """
@@ -126,17 +126,20 @@ class PyPads:
         joined = to_mlflow.active_mlflow_run_id()
         self.store: to_mlflow.Store = store_for(uri, joined)
         self._owns_run = joined is None
-        self._start_run(joined)
-
-        libraries = self._patcher.libraries()
-        imported = prepare_imports(libraries, clear_imports, reload_modules, affected_modules)
-        if reload_warnings and imported:
-            logger.info("pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
-                        len(imported), ", ".join(sorted(libraries)))
-        self._finder.install()
-        self._patcher.patch_loaded()
-        set_tracking_session(self.session)  # in charge once it is whole
-        self._run_init_functions()
+        set_tracking_session(self.session)  # callmonitor's intercepts go to the run from its start
+        try:
+            self._start_run(joined)
+            libraries = self._patcher.libraries()
+            imported = prepare_imports(libraries, clear_imports, reload_modules, affected_modules)
+            if reload_warnings and imported:
+                logger.info("pypads: {} module(s) of {} were imported before PyPads() and are patched in place",
+                            len(imported), ", ".join(sorted(libraries)))
+            self._finder.install()
+            self._patcher.patch_loaded()
+        except BaseException:
+            set_tracking_session(None)  # a PyPads() that could not start is in charge of nothing
+            raise
+        self._start_run_loggers()
 
     # --- the run ----------------------------------------------------------------------
     @property
@@ -185,9 +188,7 @@ class PyPads:
             self._previous_mlflow_uri = to_mlflow.explicit_mlflow_uri()
             self._set_mlflow_uri = True
             to_mlflow.set_mlflow_tracking_uri(self.store.tracking_uri)
-            if self._run is not None:
-                # The script may use MLflow's API at once: wait (within the link's bound) for
-                # the run the uploader opens, and make it the active run of this thread.
+            if self._run is not None:  # the script may use MLflow's API at once (see above)
                 to_mlflow.activate_run(writer.run_id, self.store.display_uri)
 
     def _on_run_open(self, run_id: str) -> None:
@@ -231,7 +232,7 @@ class PyPads:
             run.writer.log_text("failure/traceback.txt", failure)
         self.end_run(status)
 
-    def _run_init_functions(self) -> None:
+    def _start_run_loggers(self) -> None:
         run = self._run
         if run is not None:
             config = self.config
@@ -266,6 +267,7 @@ class PyPads:
         self._environment.restore()
         if in_charge() is self:
             set_tracking_session(None)
+        self.session.tracker = None  # a wrapper that outlives restore() keeps the session, not this
 
     def __enter__(self) -> PyPads:
         return self

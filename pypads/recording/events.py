@@ -86,10 +86,10 @@ def _option_of(place: str, option: str) -> str:
     return f"{place}.{option}"
 
 
-def check_disabled(disabled: Iterable[str], run_functions: Iterable[Any], loggers: Mapping[str, Iterable[Logger]]) -> None:
+def check_disabled(disabled: Iterable[str], run_loggers: Iterable[Any], loggers: Mapping[str, Iterable[Logger]]) -> None:
     """Raise a ConfigError for a name in the config's ``disabled`` that is neither a run
     function's nor a logger's of ``logging_fns``: a typo would switch nothing off."""
-    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_functions}
+    known = {getattr(function, "name", getattr(function, "__name__", "")) for function in run_loggers}
     known |= {logger.name for event_loggers in loggers.values() for logger in event_loggers}
     for name in disabled:
         if name not in known:

@@ -1,4 +1,4 @@
-"""Pre-run loggers: run once when the run starts (``init_run_fns``)."""
+"""Run loggers: run once when the run starts (``init_run_fns``)."""
 
 from pypads.recording.run_loggers.base import RunLogger, RunSettings
 from pypads.recording.run_loggers.environment import IConsole, IPackages

@@ -2,7 +2,7 @@
 artifacts, logging datasets, child runs and models, and ending the run.
 
 Importing MLflow takes about a second and 170 MB, so no module on the script's path
-imports this one: the uploader does (through :data:`pypads.to_mlflow.access.connection`),
+imports this one: the uploader does (through :data:`pypads.to_mlflow.access.mlflow_connection`),
 in a process of its own unless the script has imported MLflow itself.
 """
 
