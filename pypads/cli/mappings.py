@@ -25,7 +25,7 @@ from pypads.core import (
     MappingFile,
     check_loaded_entries,
     describe_unmatched,
-    installed_version,
+    installed,
     loaded_subclasses,
     read_mapping_file,
     resolve_loaded,
@@ -78,18 +78,20 @@ def check_file(path: str) -> bool:
         print(f"{path}: INVALID", flush=True)
         print(f"error: {error}", file=sys.stderr, flush=True)
         return False
-    version = installed_version(file.distribution)
-    heading = (f"{path}: library {file.library} (distribution {file.distribution}), mapping version "
+    found = installed(file)
+    names = " or ".join(file.distributions)
+    heading = (f"{path}: library {file.library} (distribution {names}), mapping version "
                f"{file.mapping_version}, for versions {file.library_versions or 'any'}")
     print(heading)
-    if version is None:
-        print(f"  {file.distribution} is not installed: PyPads() leaves this file out, nothing to patch")
+    if found is None:
+        print(f"  {names} is not installed: PyPads() leaves this file out, nothing to patch")
         return True
+    distribution, version = found
     if not file.serves(version):
-        print(f"  {file.distribution} {version} is installed, outside {file.library_versions}: "
+        print(f"  {distribution} {version} is installed, outside {file.library_versions}: "
               "PyPads() leaves this file out (with a warning)")
     else:
-        print(f"  {file.distribution} {version} is installed")
+        print(f"  {distribution} {version} is installed")
     # Every module first: a class's subclasses that other entries' modules define count too.
     failures = {entry.target: _import_for(entry.target) for entry in file.entries}
     resolved = 0

@@ -36,7 +36,7 @@ from pypads.core.estimators import cut_in_the_middle, init_defaults, is_estimato
 from pypads.core.home import pypads_home
 from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
 from pypads.core.mapping import HookRule, MappingEntry, MappingFile, load_mappings, read_mapping_file
-from pypads.core.mapping.files import check_loaded_entries, describe_unmatched, installed_version
+from pypads.core.mapping.files import check_loaded_entries, describe_unmatched, installed, installed_version
 from pypads.core.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
 from pypads.core.patching.dispatch import unregister
 from pypads.core.patching.importer import PatchingFinder, prepare_imports
@@ -70,7 +70,8 @@ __all__ = [
     "LoggerOnEvent", "LoggerWarning", "MappingEntry", "MappingError", "MappingFile", "OptionKind", "PASSES_THROUGH_LOGGERS",
     "PIPELINE_GRAPH", "Patcher", "PatchingFinder", "PyPadsError", "REDACTED", "RecordingWarning", "ResultsError",
     "SECRET_WORDS", "SYSTEM", "Session", "VALUE_SUMMARY", "check_loaded_entries", "check_option_kinds", "cut_in_the_middle",
-    "describe_unmatched", "init_defaults", "inside_pypads", "installed_version", "is_estimator", "is_multiprocessing_child",
+    "describe_unmatched", "init_defaults", "inside_pypads", "installed",
+    "installed_version", "is_estimator", "is_multiprocessing_child",
     "is_secret_name", "load_mappings", "load_salt", "loaded_subclasses", "most_relevant_error", "params", "prepare_imports",
     "pseudonym", "pypads_at_work", "pypads_home", "read_mapping_file", "redact", "redact_argv", "redact_params",
     "redact_repr", "redact_text", "redact_url", "resolve_loaded", "say_on_stderr", "schema_error", "set_tracking_session",

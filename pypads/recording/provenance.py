@@ -18,10 +18,18 @@ def pypads_version() -> str:
         return "unknown"
 
 
+def _library(file: MappingFile) -> dict[str, str | None]:
+    """The distribution that provides ``file``'s library here, and its version."""
+    return dict(_installed(file.distributions))
+
+
 @functools.cache
-def _library_version(distribution: str) -> str | None:
-    version = installed_version(distribution)
-    return str(version) if version is not None else None
+def _installed(distributions: tuple[str, ...]) -> tuple[tuple[str, str | None], ...]:
+    for distribution in distributions:
+        version = installed_version(distribution)
+        if version is not None:
+            return ("name", distribution), ("version", str(version))
+    return ("name", distributions[0]), ("version", None)
 
 
 def mapping_for(subject: Any, mappings: tuple[MappingFile, ...]) -> MappingFile | None:
@@ -43,7 +51,7 @@ def provenance(logger: str, mappings: tuple[MappingFile, ...] = (), subject: Any
         "logger": logger,
         "pypads_version": pypads_version(),
         "mapping": {"file": Path(file.source).name, "version": str(file.mapping_version)} if file else None,
-        "library": {"name": file.distribution, "version": _library_version(file.distribution)} if file else None,
+        "library": _library(file) if file else None,
     }
 
 

@@ -50,6 +50,15 @@ def installed_version(distribution: str) -> Version | None:
         return None
 
 
+def installed(file: MappingFile) -> tuple[str, Version] | None:
+    """The first of ``file``'s distributions that is installed, and its version."""
+    for distribution in file.distributions:
+        version = installed_version(distribution)
+        if version is not None:
+            return distribution, version
+    return None
+
+
 def choose_mappings(
     defaults: Iterable[MappingFile], extra: Iterable[MappingFile]
 ) -> list[MappingFile]:
@@ -61,9 +70,10 @@ def choose_mappings(
     chosen: dict[str, MappingFile] = {}
     unserved: dict[str, list[MappingFile]] = {}
     for candidate in defaults:
-        version = installed_version(candidate.distribution)
-        if version is None:
+        found = installed(candidate)
+        if found is None:
             continue
+        version = found[1]
         if not candidate.serves(version):
             unserved.setdefault(candidate.library, []).append(candidate)
             continue
@@ -76,10 +86,10 @@ def choose_mappings(
             _warn_unserved(files[0], f"no shipped mapping file serves it ({ranges}); {library} is not tracked")
     users = []
     for file in extra:
-        version = installed_version(file.distribution)
-        if version is None:
+        found = installed(file)
+        if found is None:
             continue
-        if file.serves(version):
+        if file.serves(found[1]):
             users.append(file)
         else:
             _warn_unserved(file, f"{file.source}: at $.metadata.library_versions: {str(file.library_versions)!r} "
@@ -88,8 +98,8 @@ def choose_mappings(
 
 
 def _warn_unserved(file: MappingFile, what: str) -> None:
-    version = installed_version(file.distribution)
-    warn(f"pypads: {file.distribution} {version} is installed, but {what}", MappingWarning, stacklevel=4)
+    distribution, version = installed(file) or (file.distribution, None)
+    warn(f"pypads: {distribution} {version} is installed, but {what}", MappingWarning, stacklevel=4)
 
 
 def load_mappings(

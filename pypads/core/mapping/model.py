@@ -68,11 +68,18 @@ class MappingFile:
 
     source: str
     library: str
-    distribution: str
+    # The names the library may be installed under, in order: one module can come from
+    # several distributions (xgboost and xgboost-cpu).
+    distributions: tuple[str, ...]
     library_versions: SpecifierSet
     mapping_version: Version
     author: str
     entries: tuple[MappingEntry, ...]
+
+    @property
+    def distribution(self) -> str:
+        """The library's usual distribution name, for messages."""
+        return self.distributions[0]
 
     def serves(self, installed: Version) -> bool:
         return self.library_versions.contains(installed, prereleases=True)

@@ -114,7 +114,7 @@ def _build(document: Any, source: str) -> MappingFile:
     return MappingFile(
         source=source,
         library=library,
-        distribution=meta.get("distribution", library),
+        distributions=_names(meta.get("distribution", library)),
         library_versions=_specifier(meta["library_versions"], source),
         mapping_version=_version(meta["mapping_version"], source),
         author=meta.get("author", ""),
@@ -134,6 +134,10 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator == "enum":
         return f"{error.instance!r} is not one of {error.validator_value}"
     return str(error.message)
+
+
+def _names(distribution: str | list[str]) -> tuple[str, ...]:
+    return (distribution,) if isinstance(distribution, str) else tuple(distribution)
 
 
 def _specifier(text: str, source: str) -> SpecifierSet:
