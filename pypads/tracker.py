@@ -16,6 +16,7 @@ from typing import Any
 from pypads import to_mlflow
 from pypads.config import Config
 from pypads.core import (
+    CallReading,
     CallSite,
     MappingFile,
     Patcher,
@@ -233,15 +234,14 @@ class PyPads:
         self.end_run(status)
 
     def _start_run_loggers(self) -> None:
-        run = self._run
+        run, config = self._run, self.config
         if run is not None:
-            config = self.config
             self._run_loggers = start_run_loggers(self, run, self.events, self.init_run_fns, config.disabled,
                                                     config.env_allowlist, config.pseudonymize)
 
     # --- patching ---------------------------------------------------------------------
-    def _make_site(self, attribute: str, hooks: frozenset[str], bound_to: str) -> CallSite:
-        site = CallSite(self.session, attribute, hooks, self.events.handlers_for(hooks), bound_to)
+    def _make_site(self, attribute: str, hooks: frozenset[str], reading: CallReading | None, bound_to: str) -> CallSite:
+        site = CallSite(self.session, attribute, hooks, self.events.handlers_for(hooks), bound_to, reading)
         self._sites.append(site)
         return site
 

@@ -35,7 +35,16 @@ from pypads.core.errors import (
 from pypads.core.estimators import cut_in_the_middle, init_defaults, is_estimator, params, short_repr, writes_scikit_learns_repr
 from pypads.core.home import pypads_home
 from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
-from pypads.core.mapping import HookRule, MappingEntry, MappingFile, load_mappings, read_mapping_file
+from pypads.core.mapping import (
+    CallReading,
+    HookRule,
+    MappingEntry,
+    MappingFile,
+    Recorder,
+    Source,
+    load_mappings,
+    read_mapping_file,
+)
 from pypads.core.mapping.files import check_loaded_entries, describe_unmatched, installed, installed_version
 from pypads.core.mapping.targets import loaded_subclasses, resolve_loaded, unmatched_patterns, why_missing
 from pypads.core.patching.dispatch import unregister
@@ -66,7 +75,8 @@ from pypads.core.schemas import (
 )
 
 __all__ = [
-    "CALLMONITOR", "Call", "CallMonitorError", "CallSite", "ConfigError", "HookRule", "Logger", "LoggerFailure",
+    "CALLMONITOR", "Call", "CallMonitorError", "CallReading", "Recorder", "Source",
+    "CallSite", "ConfigError", "HookRule", "Logger", "LoggerFailure",
     "LoggerOnEvent", "LoggerWarning", "MappingEntry", "MappingError", "MappingFile", "OptionKind", "PASSES_THROUGH_LOGGERS",
     "PIPELINE_GRAPH", "Patcher", "PatchingFinder", "PyPadsError", "REDACTED", "RecordingWarning", "ResultsError",
     "SECRET_WORDS", "SYSTEM", "Session", "VALUE_SUMMARY", "check_loaded_entries", "check_option_kinds", "cut_in_the_middle",

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
+from pypads.core.mapping.model import CallReading
+
 
 class RunOfCalls(Protocol):
     """What the core asks of the run it tracks calls into. The run sits on a floor above
@@ -52,6 +54,9 @@ class Call(Generic[RunT]):
     result: Any = None
     exception: BaseException | None = None
     duration: float | None = None
+    reading: CallReading | None = None
+    """What the mapping file says to read of this call (a native ``train``'s params,
+    model and training curves), if it says."""
 
     @property
     def outermost(self) -> Call[RunT]:

@@ -17,6 +17,7 @@ from typing import Any
 from pypads.core.call import Call, RunOfCalls
 from pypads.core.errors import PASSES_THROUGH_LOGGERS
 from pypads.core.logger import LoggerOnEvent
+from pypads.core.mapping.model import CallReading
 
 
 class Session:
@@ -109,7 +110,7 @@ def current_call() -> Call[RunOfCalls] | None:
 class CallSite:
     """The tracking of one patched attribute (``BaseDecisionTree.fit``, ``accuracy_score``…)."""
 
-    __slots__ = ("session", "attribute", "hooks", "handlers", "_pre_phases", "_post_phases", "bound_to", "key")
+    __slots__ = ("session", "attribute", "hooks", "handlers", "_pre_phases", "_post_phases", "bound_to", "key", "reading")
 
     def __init__(
         self,
@@ -118,6 +119,7 @@ class CallSite:
         hooks: frozenset[str],
         handlers: tuple[LoggerOnEvent, ...],
         bound_to: str,
+        reading: CallReading | None = None,
     ) -> None:
         self.session = session
         self.attribute = attribute
@@ -133,6 +135,8 @@ class CallSite:
         self.bound_to = bound_to
         # How wrappers find this site at call time (see pypads.core.patching.dispatch).
         self.key: int | None = None
+        # What the mapping file says to read of these calls (a native train's params, curves).
+        self.reading = reading
 
     def invoke(self, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         run = self.session.run
@@ -185,8 +189,11 @@ class CallSite:
             if parent is None:  # the script's own call of a function: nothing to leave to another
                 order, number = run.next_call(name)
                 # Positional: a metric in a loop makes one per call, and keywords cost more.
-                return Call(original, name, None, None, args, kwargs, self.hooks, run, order, number, 0, None,
+                call = Call(original, name, None, None, args, kwargs, self.hooks, run, order, number, 0, None,
                             True, 0.0)
+                if self.reading is not None:  # a metric has none: one test on its path
+                    call.reading = self.reading
+                return call
         elif self.bound_to == "instance":
             instance, owner = args[0], type(args[0])
             name = f"{type(instance).__name__}.{self.attribute}"
@@ -201,8 +208,10 @@ class CallSite:
             or (parent is not None and instance is not None and parent.instance is instance and parent.name == name)
         )
         order, number = run.next_call(name) if tracked else (0, 0)
-        return Call(original, name, instance, owner, args, kwargs, self.hooks, run, order, number, depth, parent,
+        call = Call(original, name, instance, owner, args, kwargs, self.hooks, run, order, number, depth, parent,
                     tracked, time.perf_counter())
+        call.reading = self.reading
+        return call
 
     def _pre(self, call: Call[RunOfCalls]) -> list[Any] | None:
         """What each handler's ``pre`` returned, for its ``post`` (None: every one returned

@@ -21,6 +21,7 @@ from pypads.recording.loggers import (
     Parameters,
     PipelineTracker,
     Ram,
+    Readings,
     Search,
     TrainingScores,
     WriteFormats,
@@ -31,6 +32,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "events": {
         "init": {"on": ["pypads_init"]},
         "parameters": {"on": ["pypads_fit", "pypads_partial_fit"], "depth": 0},
+        # What a mapping file says to read of a call: a native train's params, its training curves.
+        "readings": {"on": ["pypads_fit", "pypads_cross_validate"], "depth": 0},
         "hardware": {"on": ["pypads_fit"], "depth": 0},
         "output": {"on": ["pypads_fit", "pypads_predict"], "depth": 0},
         "input": {"on": ["pypads_fit"], "with": {"_pypads_write_format": WriteFormats.text.name}, "depth": 0},
@@ -78,12 +81,13 @@ DEFAULT_CONFIG: dict[str, Any] = {
 # own (a forest's trees, a search's candidates); -1 (every depth) for the others.
 # Metrics stay at every depth: scores computed inside a library call get series of
 # their own (see Metric). "depth": -1 on an event brings back everything.
-DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "hardware": 0, "output": 0, "input": 0,
+DEFAULT_EVENT_DEPTHS: dict[str, int] = {"parameters": 0, "readings": 0, "hardware": 0, "output": 0, "input": 0,
                                         "model": 0, "datasets": 0, "search": 0, "crossval": 0,
                                         "comparison": 0, "training": 0}
 
 DEFAULT_LOGGING_FNS: dict[str, Any] = {
     "parameters": Parameters(),
+    "readings": Readings(),
     "output": Output(_pypads_write_format=WriteFormats.text.name),
     "input": Input(_pypads_write_format=WriteFormats.text.name),
     "hardware": {Cpu(), Ram(), Disk()},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,63 @@ class HookRule:
 
 
 @dataclass(frozen=True)
+class Source:
+    """Where a reading finds a value: ``result``, ``instance``, an argument
+    (``arguments.evals_result``) or what pypads recorded during the call (``recorded``),
+    then attributes, each maybe called without arguments (``instance.evals_result()``)."""
+
+    text: str
+    root: str
+    """``result``, ``instance``, ``recorded`` or ``arguments``."""
+    argument: str | None
+    """The argument's name, for ``arguments.<name>``."""
+    steps: tuple[tuple[str, bool], ...]
+    """Attribute names, each with whether it is called."""
+    label: str | None = None
+    """What its value is called (a scalar's metric name), if not its last attribute's name."""
+    absent_if: float | None = None
+    """The value by which the library says there is none (LightGBM's ``best_iteration_`` 0)."""
+
+    @property
+    def name(self) -> str:
+        """What a scalar read from here is called: its label, else the last attribute's
+        or the argument's name."""
+        if self.label is not None:
+            return self.label
+        return self.steps[-1][0] if self.steps else (self.argument or self.root)
+
+
+@dataclass(frozen=True)
+class Recorder:
+    """How pypads has a library record its training history during a call: pass a new
+    dict as the keyword ``argument`` when the caller passed none (XGBoost's
+    ``evals_result``); or, with ``append``, append what the library's function named
+    ``append`` makes of a new dict to the list ``argument`` (LightGBM's
+    ``callbacks=[record_evaluation(d)]``). Either way the dict is ``recorded``."""
+
+    argument: str
+    append: str | None = None
+
+
+@dataclass(frozen=True)
+class CallReading:
+    """What a mapping file says to read of one attribute's calls, for the libraries
+    whose models are no scikit-learn estimators (a native ``train``): which arguments
+    are the params, what the fitted model is and which flavour of MLflow saves it,
+    which values are training curves (per-step metrics: a mapping of names to
+    sequences, nested or not, or a DataFrame's columns) and which are single values."""
+
+    params: tuple[str, ...] = ()
+    model: str | None = None
+    """``result`` or ``instance``: the fitted model, saved among the run's models."""
+    flavour: str | None = None
+    """The MLflow flavour that saves the model (``xgboost``: ``mlflow.xgboost``)."""
+    curves: tuple[Source, ...] = ()
+    scalars: tuple[Source, ...] = ()
+    record: Recorder | None = None
+
+
+@dataclass(frozen=True)
 class MappingEntry:
     """One entry of ``algorithms``: a class, function or module and its hook rules."""
 
@@ -44,6 +102,8 @@ class MappingEntry:
     source: str
     # Where the entry stands in its file ("$.algorithms[0]"), for error messages.
     json_path: str = "$"
+    # Attribute name -> what to read of its calls (see CallReading).
+    readings: tuple[tuple[str, CallReading], ...] = ()
 
     # Every class scikit-learn defines after PyPads() is matched attribute by attribute,
     # and the same names (fit, predict, get_params…) come back in each: 160 classes made
@@ -51,6 +111,10 @@ class MappingEntry:
     # kept per entry, by attribute name and module: a frozen dataclass rehashes all its
     # rules at every lookup of a key that holds them.
     _answers: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def reading_for(self, attribute: str) -> CallReading | None:
+        """What to read of calls of ``attribute``, if the entry says."""
+        return next((reading for name, reading in self.readings if name == attribute), None)
 
     def hooks_for(self, attribute: str, value: Any) -> frozenset[str]:
         """The hooks the attribute ``attribute`` (whose value is ``value``) fires."""
@@ -83,3 +147,8 @@ class MappingFile:
 
     def serves(self, installed: Version) -> bool:
         return self.library_versions.contains(installed, prereleases=True)
+
+
+def reading_among(entries: Iterable[MappingEntry], attribute: str) -> CallReading | None:
+    """What the first of ``entries`` that says so reads of calls of ``attribute``."""
+    return next((reading for entry in entries if (reading := entry.reading_for(attribute)) is not None), None)

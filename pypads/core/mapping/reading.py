@@ -15,6 +15,7 @@ the schema names the error as it would have.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from pypads.core.errors import MappingError
 from pypads.core.home import pypads_home
-from pypads.core.mapping.model import HookRule, MappingEntry, MappingFile
+from pypads.core.mapping.model import CallReading, HookRule, MappingEntry, MappingFile, Recorder, Source
 from pypads.core.schemas import schema_error
 
 if TYPE_CHECKING:
@@ -184,7 +185,42 @@ def _entry(raw: Mapping[str, Any], path: str, library: str, source: str) -> Mapp
         rules=rules,
         source=source,
         json_path=path,
+        readings=tuple((name, _reading(spec, library, f"{path}.reading.{name}", source))
+                       for name, spec in raw.get("reading", {}).items()),
     )
+
+
+def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> CallReading:
+    record = raw.get("record")
+    if record is not None and record.get("append") and record["append"].split(".")[0] != library:
+        raise MappingError(source, f"{path}.record.append",
+                           f"{record['append']!r} is not inside the library {library!r}")
+    return CallReading(
+        params=tuple(raw.get("params", ())),
+        model=raw.get("model"),
+        flavour=raw.get("flavour"),
+        curves=tuple(parse_source(text) for text in raw.get("curves", ())),
+        scalars=tuple(_scalar(item) for item in raw.get("scalars", ())),
+        record=Recorder(record["argument"], record.get("append")) if record is not None else None,
+    )
+
+
+def _scalar(item: str | Mapping[str, Any]) -> Source:
+    if isinstance(item, str):
+        return parse_source(item)
+    found = parse_source(item["source"])
+    absent_if = item.get("absent_if")
+    return dataclasses.replace(found, label=item.get("name"), absent_if=float(absent_if) if absent_if is not None else None)
+
+
+def parse_source(text: str) -> Source:
+    """A source as the schema's pattern admits it (``instance.evals_result()``)."""
+    root, *rest = text.split(".")
+    argument = None
+    if root == "arguments":
+        argument, *rest = rest
+    steps = tuple((part.removesuffix("()"), part.endswith("()")) for part in rest)
+    return Source(text, root, argument, steps)
 
 
 def _rule(hook: str, spec: Any, path: str, source: str) -> HookRule:

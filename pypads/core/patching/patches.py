@@ -22,10 +22,11 @@ from typing import Any
 from pypads.core.calls import CallSite
 from pypads.core.errors import MappingWarning, warn
 from pypads.core.mapping.files import describe_unmatched, is_shipped
-from pypads.core.mapping.model import HookRule, MappingEntry
+from pypads.core.mapping.model import CallReading, HookRule, MappingEntry, reading_among
 from pypads.core.mapping.targets import module_of, module_prefixes, resolve_loaded, unmatched_patterns, why_missing
 from pypads.core.patching.attributes import MISSING as _MISSING
 from pypads.core.patching.attributes import AttributePatches
+from pypads.core.patching.class_entries import ClassEntries
 from pypads.core.patching.functions import FunctionPatches, can_track
 from pypads.core.patching.stand_ins import ReceiverSite, SubclassHook, new_init_subclass
 from pypads.core.patching.wrappers import wrap_class_attribute, wrap_function
@@ -33,7 +34,8 @@ from pypads.core.patching.wrappers import wrap_class_attribute, wrap_function
 # Never wrapped: wrapping them would change how classes are built or compared.
 _NEVER = frozenset({"__init_subclass__", "__new__", "__class__", "__getattribute__", "__setattr__", "__delattr__"})
 
-SiteFactory = Callable[[str, frozenset[str], str], CallSite]
+# (attribute, hooks, what its mapping says to read of its calls, what its first argument is)
+SiteFactory = Callable[[str, frozenset[str], CallReading | None, str], CallSite]
 
 
 class Patcher:
@@ -42,13 +44,11 @@ class Patcher:
     def __init__(self, entries: Iterable[MappingEntry], make_site: SiteFactory) -> None:
         self._make_site = make_site
         # The session every call site shares (what the in-place patches ask for the run).
-        self.session = make_site("", frozenset(), "none").session
+        self.session = make_site("", frozenset(), None, "none").session
         self._pending: dict[str, list[MappingEntry]] = {}
         for entry in entries:
             self._pending.setdefault(entry.target, []).append(entry)
-        self._class_entries: dict[type, list[MappingEntry]] = {}
-        # Every (class, entry) added to _class_entries, in order, so a failed target's can be taken back.
-        self._class_entry_log: list[tuple[type, MappingEntry]] = []
+        self._class_entries = ClassEntries()
         # An ordered set (a dict of None): the classes patched since a mark are its tail.
         self._patched_classes: dict[type, None] = {}
         self._attributes = AttributePatches()
@@ -122,20 +122,22 @@ class Patcher:
                          f"{describe_unmatched(entry, rule, pattern, found)}", MappingWarning)
         if isinstance(found, type):
             for entry in entries:
-                self._add_class_entry(found, entry)
+                self._class_entries.add(found, entry)
             self._hook_subclasses(found)
-            self._patch_class_tree(found)
+            # Again where patched already: a library's subclass of a mapped base (XGBoost's of
+            # BaseEstimator) is patched before its library's own entry resolves; that one counts too.
+            self._patch_class_tree(found, again=True)
         elif isinstance(found, types.ModuleType):
             for entry in entries:
                 self._patch_module(found, entry)
         elif isinstance(found, types.FunctionType):
             for entry in entries:
                 hooks = frozenset(rule.hook for rule in entry.rules)
-                self._track_function(found, hooks)
+                self._track_function(found, hooks, entry.reading_for(found.__name__))
 
     # --- taking back what a failed target patched -----------------------------------------
     def _mark(self) -> tuple[tuple[int, int], int, int, int]:
-        return (self._attributes.mark(), self._functions.mark(), len(self._patched_classes), len(self._class_entry_log))
+        return (self._attributes.mark(), self._functions.mark(), len(self._patched_classes), self._class_entries.mark())
 
     def _undo(self, mark: tuple[tuple[int, int], int, int, int]) -> None:
         """Put back everything patched since ``mark``, newest first, as :meth:`restore` does."""
@@ -144,13 +146,7 @@ class Patcher:
         self._attributes.undo(attributes)
         for cls in list(self._patched_classes)[patched_classes:]:
             del self._patched_classes[cls]
-        for cls, entry in reversed(self._class_entry_log[class_entries:]):
-            # Without its entries, a class (and its future subclasses) is no longer patched.
-            remaining = self._class_entries[cls]
-            del remaining[next(index for index, kept in enumerate(remaining) if kept is entry)]
-            if not remaining:
-                del self._class_entries[cls]
-        del self._class_entry_log[class_entries:]
+        self._class_entries.undo(class_entries)
 
     def patch_new_subclass(self, cls: type) -> None:
         """Patch a class just created under a mapped one (from ``__init_subclass__``).
@@ -168,7 +164,7 @@ class Patcher:
                  f"({type(error).__name__}: {error}); what the class defines itself is not tracked", MappingWarning)
 
     # --- classes ----------------------------------------------------------------------
-    def _patch_class_tree(self, root: type) -> None:
+    def _patch_class_tree(self, root: type, again: bool = False) -> None:
         stack = [root]
         seen: set[type] = set()
         while stack:
@@ -176,6 +172,8 @@ class Patcher:
             if cls in seen:
                 continue
             seen.add(cls)
+            if again:
+                self._patched_classes.pop(cls, None)
             self.patch_class(cls)
             stack.extend(type.__subclasses__(cls))
 
@@ -199,7 +197,7 @@ class Patcher:
             if owner is not cls and not self._entries_for(owner) and self._track_inherited(name, value):
                 continue  # an unmapped mixin's method: tracked in place, for mapped receivers
             value = self._attributes.unwrapped(value)
-            make_site = functools.partial(self._make_site, name, hooks)
+            make_site = functools.partial(self._make_site, name, hooks, reading_among(entries, name))
             if owner is cls and self._patch_descriptor_function(value, make_site):
                 continue
             replacement = wrap_class_attribute(value, make_site)
@@ -245,10 +243,10 @@ class Patcher:
     def site_for(self, cls: type, name: str, value: Any, bound_to: str) -> CallSite | None:
         """The call site of ``name`` for receivers of class ``cls``, or None if untracked."""
         hooks = self._hooks_of(cls, name, value)
-        return self._make_site(name, hooks, bound_to) if hooks else None
+        return self._make_site(name, hooks, self._class_entries.reading(cls, name), bound_to) if hooks else None
 
     def _entries_for(self, cls: type) -> list[MappingEntry]:
-        return [entry for klass in cls.__mro__ for entry in self._class_entries.get(klass, ())]
+        return self._class_entries.of(cls)
 
     def _hooks_of(self, cls: type, name: str, value: Any) -> frozenset[str]:
         return frozenset().union(*(entry.hooks_for(name, value) for entry in self._entries_for(cls)))
@@ -278,18 +276,14 @@ class Patcher:
             if isinstance(value, type):
                 # A class selected by a module entry: all its public methods fire the hooks.
                 rules = tuple(HookRule(hook=hook, always=True) for hook in sorted(hooks))
-                self._add_class_entry(value, MappingEntry(entry.name, entry.other_names, f"{module.__name__}.{name}",
+                self._class_entries.add(value, MappingEntry(entry.name, entry.other_names, f"{module.__name__}.{name}",
                                                           rules, entry.source))
                 self._patch_class_tree(value)
             elif isinstance(value, types.FunctionType):
-                self._track_function(value, hooks)
+                self._track_function(value, hooks, entry.reading_for(name))
 
-    def _add_class_entry(self, cls: type, entry: MappingEntry) -> None:
-        self._class_entries.setdefault(cls, []).append(entry)
-        self._class_entry_log.append((cls, entry))
-
-    def _track_function(self, function: types.FunctionType, hooks: frozenset[str]) -> None:
-        self._functions.track(function, lambda: self._make_site(function.__name__, hooks, "none"))
+    def _track_function(self, function: types.FunctionType, hooks: frozenset[str], reading: CallReading | None) -> None:
+        self._functions.track(function, lambda: self._make_site(function.__name__, hooks, reading, "none"))
 
     # --- undoing ----------------------------------------------------------------------
     def restore(self) -> None:
@@ -297,3 +291,4 @@ class Patcher:
         self._functions.restore()
         self._attributes.undo()
         self._patched_classes.clear()
+

@@ -12,6 +12,7 @@ from pypads.recording.loggers.metric import Metric
 from pypads.recording.loggers.model import Model
 from pypads.recording.loggers.parameters import Parameters
 from pypads.recording.loggers.pipeline import PipelineTracker
+from pypads.recording.loggers.readings import Readings
 from pypads.recording.loggers.search import Search
 from pypads.recording.loggers.training import TrainingScores
 from pypads.recording.loggers.values import Input, Output
@@ -33,6 +34,7 @@ __all__ = [
     "Parameters",
     "PipelineTracker",
     "Ram",
+    "Readings",
     "Search",
     "TrainingScores",
     "WriteFormats",

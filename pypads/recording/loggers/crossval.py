@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core import Logger
+from pypads.core import Logger, is_estimator
 from pypads.recording.loggers.parameters import log_params, params_of
 from pypads.run import TrackedCall
 
@@ -32,6 +32,8 @@ class CrossValidation(Logger):
         if call.depth != 0 or call.exception is not None:
             return
         estimator = call.args[0] if call.args else call.kwargs.get("estimator")
+        if not is_estimator(estimator):  # a library's own cross-validation (xgboost.cv): its mapping's reading
+            return
         result = call.result
         if isinstance(result, dict):
             series = {key: values for key, values in result.items() if key.startswith(("test_", "train_"))}

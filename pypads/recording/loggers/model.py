@@ -17,6 +17,7 @@ from pypads.core import Logger, redact
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import data_arguments, describe
 from pypads.recording.loggers.parameters import params_of
+from pypads.recording.loggers.readings import fitted_model
 from pypads.run import RunContext, TrackedCall
 
 FIT_HOOK = "pypads_fit"
@@ -75,7 +76,15 @@ class Model(Logger):
     defaults = {"max_models": 20}
 
     def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
-        if call.depth != 0 or call.exception is not None or call.instance is None:
+        if call.depth != 0 or call.exception is not None:
+            return
+        reading = call.reading
+        if reading is not None and reading.model is not None:  # a native train's model, in the flavour its mapping names
+            model = fitted_model(call)
+            if model is not None and FIT_HOOK in call.hooks:
+                self._save(call.run, model, functools.partial(_Fit.of, call), options["max_models"], reading.flavour)
+            return
+        if call.instance is None:
             return
         if FIT_HOOK in call.hooks:
             self._save(call.run, call.instance, functools.partial(_Fit.of, call), options["max_models"])
@@ -102,7 +111,8 @@ class Model(Logger):
         except TypeError:  # no weak references: saved at once, in its state after this batch
             self._save(run, call.instance, functools.partial(_Fit.of, call), limit)
 
-    def _save(self, run: RunContext, instance: Any, fit_of: Callable[[], _Fit], limit: int) -> None:
+    def _save(self, run: RunContext, instance: Any, fit_of: Callable[[], _Fit], limit: int,
+              flavour: str | None = None) -> None:
         """Pickle ``instance`` into the journal, unless this very state is saved already:
         a search twice, as itself (to load and predict with, as autolog saves it) and as
         the model it found (its refit ``best_estimator_``). ``fit_of`` describes the fit's
@@ -119,10 +129,11 @@ class Model(Logger):
             self._save_one(run, instance, key, name, label, fit)
         saved = model_of(instance)
         if saved is not None:
-            self._save_one(run, saved[0], key + saved[1], name + saved[1], label, fit, refit=saved[0] is not instance)
+            self._save_one(run, saved[0], key + saved[1], name + saved[1], label, fit, refit=saved[0] is not instance,
+                           flavour=flavour)
 
     def _save_one(self, run: RunContext, estimator: Any, key: str, name: str, label: str, fit: _Fit,
-                  refit: bool = False) -> None:
+                  refit: bool = False, flavour: str | None = None) -> None:
         state = run.state(self)
         if redact(estimator) is not estimator:  # its pickle would keep the secret in clear
             run.writer.set_tag(f"pypads.models.{name}", "not saved: a param holds a secret (api_token, password…), "
@@ -145,6 +156,8 @@ class Model(Logger):
             # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
             # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
             "predicts": hasattr(estimator, "predict"),
+            # MLflow's flavour for the library's own models (mapping files' "flavour"); sklearn's if None.
+            "flavour": flavour,
             # A search's refit model: its own params, as fitted, beside the search's settings on its page.
             "params": (params_of(estimator) or {}) if refit else {},
             "tags": {"estimator_name": type(estimator).__name__,

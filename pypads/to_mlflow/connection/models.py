@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.metadata
 import json
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
 import mlflow
 import mlflow.pyfunc
 from mlflow.entities import LoggedModelOutput, LoggedModelStatus, Metric
@@ -111,8 +114,12 @@ def log_linked_metrics(client: MlflowClient, run_id: str, lines: list[tuple[str,
 
 def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, versions: dict[str, str | None],
                         model: Model) -> None:
-    (folder / PICKLE).write_bytes(pickled)
     requirements = _requirements(entry.get("module", ""), versions)
+    flavour = entry.get("flavour")
+    if isinstance(flavour, str) and flavour != "sklearn":
+        _save_in_flavour(folder, flavour, pickled, requirements, entry, model)
+        return
+    (folder / PICKLE).write_bytes(pickled)
     (folder / "requirements.txt").write_text("\n".join(requirements))
     python = ".".join(map(str, sys.version_info[:3]))
     # JSON is YAML: the two environment files MLflow writes beside a model, for serving it.
@@ -132,12 +139,34 @@ def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, ver
     model.save(str(folder / "MLmodel"))
 
 
+def _save_in_flavour(folder: Path, flavour: str, pickled: bytes, requirements: list[str], entry: dict[str, Any],
+                     model: Model) -> None:
+    """Save a library's own model (an XGBoost ``Booster``) with MLflow's flavour for it
+    (``mlflow.xgboost``), which writes it in the library's format: it has to be unpickled
+    here, and its library imported, as that flavour's ``load_model`` will. Requirements
+    are given, not inferred: MLflow's inference runs the model in a subprocess."""
+    if not flavour.isidentifier():
+        raise ValueError(f"{flavour!r} names no MLflow flavour")
+    saving = importlib.import_module(f"mlflow.{flavour}")
+    loaded = cloudpickle.loads(pickled)  # the journal's own pickle: as trusted as the journal
+    inputs = schema_of(entry.get("input"))
+    signature = ModelSignature(inputs, schema_of(entry.get("output"))) if inputs is not None else None
+    saving.save_model(loaded, str(folder), mlflow_model=model, signature=signature, pip_requirements=requirements)
+
+
 def _requirements(module: str, versions: dict[str, str | None]) -> list[str]:
     """Exact versions of what loading the model needs: MLflow, scikit-learn, cloudpickle,
-    numpy, scipy, and the estimator's own package if it is another (a distribution named
-    like it: ``lightgbm``, ``xgboost``)."""
-    names = ["mlflow", "scikit-learn", "cloudpickle", "numpy", "scipy", module.split(".")[0]]
+    numpy, scipy, and the distribution that installed the estimator's own package if it
+    is another (``lightgbm``; ``xgboost-cpu`` for the module ``xgboost``)."""
+    own = _distributions().get(module.split(".")[0], [module.split(".")[0]])
+    names = ["mlflow", "scikit-learn", "cloudpickle", "numpy", "scipy", *own[:1]]
     return [f"{name}=={version}" for name in dict.fromkeys(names) if name and (version := _version(name, versions))]
+
+
+@functools.cache
+def _distributions() -> Mapping[str, list[str]]:
+    """Which distributions installed each top-level module, read once per process."""
+    return importlib.metadata.packages_distributions()
 
 
 def _version(distribution: str, versions: dict[str, str | None]) -> str | None:

@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO, NoReturn
@@ -256,6 +257,10 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> NoReturn:
     options = _options(argv)
+    # The stderr this process shares is the script's: a library's warning about pypads'
+    # own computations (scikit-learn's about float32 probabilities in a training score)
+    # is nothing the script caused. What a user must hear reaches them as pypads' warnings.
+    warnings.simplefilter("ignore")
     # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
     answers_to = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
