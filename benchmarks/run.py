@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import libraries  # benchmarks/libraries.py, beside this file
+
 from pypads.core.calls import CallSite, Session
 from pypads.core.patching.functions import FunctionPatches
 
@@ -514,6 +516,7 @@ SECTIONS: dict[str, Callable[[str, bool], None]] = {
     "inactive_hooks": inactive_hooks, "tracked_fit": tracked_fit, "hot_metrics": hot_metrics,
     "start_up": start_up, "call_recording": lambda store, quick: call_recording(quick), "memory": memory,
     "large_inputs": large_inputs, "exit_wait": exit_wait,
+    "libraries": lambda store, quick: [row(*measured) for measured in libraries.measure(store, quick)],
 }
 
 
