@@ -109,7 +109,7 @@ def test_valid_file_reads_into_entries(tmp_path):
 
 def test_shipped_mappings_validate_against_the_published_schema():
     paths = default_mapping_paths()
-    assert [path.name for path in paths] == ["lightgbm_4.json", "sklearn_1.json", "xgboost_3.json"]
+    assert [path.name for path in paths] == ["lightgbm_4.json", "sklearn_1.json", "statsmodels_0.json", "xgboost_3.json"]
     for path in paths:
         jsonschema.validate(json.loads(path.read_text()), mapping_schema())
 

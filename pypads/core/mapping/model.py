@@ -44,7 +44,7 @@ class Source:
     root: str
     """``result``, ``instance``, ``recorded`` or ``arguments``."""
     argument: str | None
-    """The argument's name, for ``arguments.<name>``."""
+    """The argument's name, for ``arguments.<name>``; None for ``arguments`` alone (all of them)."""
     steps: tuple[tuple[str, bool], ...]
     """Attribute names, each with whether it is called."""
     label: str | None = None
@@ -81,7 +81,9 @@ class CallReading:
     which values are training curves (per-step metrics: a mapping of names to
     sequences, nested or not, or a DataFrame's columns) and which are single values."""
 
-    params: tuple[str, ...] = ()
+    params: tuple[Source, ...] = ()
+    """Where the params are: an argument (``arguments.params``) or a value read of the
+    call; a mapping gives its items."""
     model: str | None = None
     """``result`` or ``instance``: the fitted model, saved among the run's models."""
     flavour: str | None = None
@@ -89,6 +91,10 @@ class CallReading:
     curves: tuple[Source, ...] = ()
     scalars: tuple[Source, ...] = ()
     record: Recorder | None = None
+    tables: tuple[tuple[str, tuple[tuple[str, Source], ...]], ...] = ()
+    """CSV artifacts: (table name, ((column name, source), …))."""
+    texts: tuple[tuple[str, Source], ...] = ()
+    """Text artifacts: (name, source)."""
 
 
 @dataclass(frozen=True)

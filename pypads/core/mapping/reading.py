@@ -196,12 +196,16 @@ def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> Ca
         raise MappingError(source, f"{path}.record.append",
                            f"{record['append']!r} is not inside the library {library!r}")
     return CallReading(
-        params=tuple(raw.get("params", ())),
+        params=tuple(parse_source(text if "." in text or text == "arguments" else f"arguments.{text}")
+                     for text in raw.get("params", ())),
         model=raw.get("model"),
         flavour=raw.get("flavour"),
         curves=tuple(parse_source(text) for text in raw.get("curves", ())),
         scalars=tuple(_scalar(item) for item in raw.get("scalars", ())),
         record=Recorder(record["argument"], record.get("append")) if record is not None else None,
+        tables=tuple((name, tuple((column, parse_source(text)) for column, text in columns.items()))
+                     for name, columns in raw.get("tables", {}).items()),
+        texts=tuple((name, parse_source(text)) for name, text in raw.get("texts", {}).items()),
     )
 
 
@@ -217,7 +221,7 @@ def parse_source(text: str) -> Source:
     """A source as the schema's pattern admits it (``instance.evals_result()``)."""
     root, *rest = text.split(".")
     argument = None
-    if root == "arguments":
+    if root == "arguments" and rest:
         argument, *rest = rest
     steps = tuple((part.removesuffix("()"), part.endswith("()")) for part in rest)
     return Source(text, root, argument, steps)

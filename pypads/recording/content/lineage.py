@@ -113,6 +113,14 @@ class Lineage:
         except TypeError:  # not weakly referenceable or not hashable: a label of its own each time
             return self._next_label(type(instance).__name__)
 
+    def share_label(self, other: Any, label: str) -> None:
+        """Give ``other`` the label ``label``: a fit's result that is its model
+        (statsmodels' results) is known by its model's label (``ARIMA``)."""
+        try:
+            self._labels[other] = label
+        except TypeError:  # not weakly referenceable: labelled as its class when seen
+            pass
+
     def relabel(self, instance: Any) -> str:
         """A new label for ``instance`` (its hyper-parameters changed since it was logged)."""
         label = self._next_label(type(instance).__name__)

@@ -11,21 +11,18 @@ the ``record_evaluation`` callback). See ``docs/mappings.md``.
 
 from __future__ import annotations
 
-import functools
-import inspect
-import math
-import numbers
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from pypads.core import CallReading, Logger, Recorder, Source, redact, redact_params, resolve_loaded
+from pypads.core import CallReading, Logger, Recorder, redact, redact_params, redact_text, resolve_loaded
+from pypads.recording.content.call_values import bound_arguments, csv_table, curves_of, read, scalars_of, thinned
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import Score, rows
 from pypads.recording.loggers.parameters import log_params, param_text
 from pypads.run import TrackedCall
 
-_MISSING = object()
+_MISSING = object()  # a value the call does not have
 
 
 class Readings(Logger):
@@ -61,21 +58,29 @@ class Readings(Logger):
         if reading is None or call.depth != 0 or call.exception is not None:
             return
         model = fitted_model(call)
-        label = self._label(call, model)
-        params = arguments_as_params(call, reading)
-        if params:
-            if model is not None:
-                logged = log_params(call, model, params)
-                label = logged or label
-                ended = time.time()
-                rows(call.run).fitted(label, model, params, int((ended - (call.duration or 0)) * 1000), int(ended * 1000))
-            else:
-                call.run.writer.log_params({f"{label}.{name}": value for name, value in params.items()})
+        # What the model is known by: the object fitted (statsmodels' ARIMA, whose fit
+        # returns a results object that is the saved model), else the model itself.
+        subject = call.instance if model is not None and call.instance is not None else model
+        label = self._label(call, subject)
+        params = params_of_call(call, reading)
+        if params and subject is not None:
+            label = log_params(call, subject, params) or label
+            ended = time.time()
+            rows(call.run).fitted(label, subject, params, int((ended - (call.duration or 0)) * 1000), int(ended * 1000))
+        elif params:
+            call.run.writer.log_params({f"{label}.{name}": value for name, value in params.items()})
+        if model is not None and model is not subject:
+            lineage(call.run).share_label(model, label)
+        self._log_values(call, reading, label, model, before, options["max_steps"])
+        self._log_files(call, reading, label)
+
+    def _log_values(self, call: TrackedCall, reading: CallReading, label: str, model: Any, before: Any,
+                    max_steps: int) -> None:
         now = int(time.time() * 1000)
         writer = call.run.writer
         for source in reading.curves:
             for name, values in curves_of(read(source, call, before)).items():
-                for step, value in thinned(values, options["max_steps"]):
+                for step, value in thinned(values, max_steps):
                     writer.log_metric(f"{label}.{name}", value, step=step, timestamp=now)
                 if model is not None:
                     rows(call.run).scored(label, name, Score(values[-1], len(values) - 1, now, None))
@@ -87,9 +92,19 @@ class Readings(Logger):
                 if model is not None:
                     rows(call.run).scored(label, name, Score(value, 0, now, None))
 
-    def _label(self, call: TrackedCall, model: Any) -> str:
-        if model is not None:
-            return lineage(call.run).label(model)
+    def _log_files(self, call: TrackedCall, reading: CallReading, label: str) -> None:
+        for name, columns in reading.tables:
+            table = csv_table([(column, read(source, call, None)) for column, source in columns])
+            if table is not None:
+                call.run.writer.log_bytes(f"{label}/{name}.csv", table.encode("utf-8"))
+        for name, source in reading.texts:
+            value = read(source, call, None)
+            if value is not None:
+                call.run.writer.log_bytes(f"{label}/{name}.txt", redact_text(str(value)).encode("utf-8"))
+
+    def _label(self, call: TrackedCall, subject: Any) -> str:
+        if subject is not None:
+            return lineage(call.run).label(subject)
         counts: dict[str, int] = call.run.state(self).setdefault("functions", {})
         library = (getattr(call.function, "__module__", None) or "").split(".")[0]
         name = f"{library}.{call.name}" if library else call.name
@@ -132,110 +147,14 @@ def record(call: TrackedCall, recorder: Recorder) -> dict[str, Any] | None:
     return recorded
 
 
-def arguments_as_params(call: TrackedCall, reading: CallReading) -> dict[str, str]:
-    """The arguments ``reading`` names as params, as text, secrets hidden."""
-    arguments = bound_arguments(call)
+def params_of_call(call: TrackedCall, reading: CallReading) -> dict[str, str]:
+    """The values ``reading`` names as params, as text, secrets hidden: a mapping by its
+    items (a params dict, a ``**kwargs``), any other value by its source's name."""
     params: dict[str, Any] = {}
-    for name in reading.params:
-        value = arguments.get(name, _MISSING)
+    for source in reading.params:
+        value = read(source, call, None, _MISSING)
         if isinstance(value, Mapping):
             params.update((str(key), item) for key, item in value.items())
         elif value is not _MISSING:
-            params[name] = value
+            params[source.name] = value
     return redact_params({key: param_text(value) for key, value in redact(params).items()})
-
-
-def bound_arguments(call: TrackedCall) -> dict[str, Any]:
-    """The call's arguments by parameter name (defaults not filled in)."""
-    signature = _signature(call.function)
-    if signature is None:
-        return dict(call.kwargs)
-    try:
-        return dict(signature.bind_partial(*call.args, **call.kwargs).arguments)
-    except TypeError:  # arguments the signature refuses: the original has raised already
-        return dict(call.kwargs)
-
-
-@functools.lru_cache(maxsize=256)
-def _signature(function: Callable[..., Any]) -> inspect.Signature | None:
-    try:
-        return inspect.signature(function)
-    except (TypeError, ValueError):
-        return None
-
-
-def read(source: Source, call: TrackedCall, recorded: Any) -> Any:
-    """The value ``source`` names in ``call``; None where it has none (an attribute
-    missing, or raising: no evaluation set was given)."""
-    if source.root == "result":
-        value = call.result
-    elif source.root == "instance":
-        value = call.instance
-    elif source.root == "recorded":
-        value = recorded
-    else:
-        value = bound_arguments(call).get(str(source.argument))
-    for attribute, called in source.steps:
-        if value is None:
-            return None
-        try:
-            value = getattr(value, attribute)
-            if called:
-                value = value()
-        except Exception:  # the library's way of saying "not recorded" (XGBoost raises)
-            return None
-    return value
-
-
-def curves_of(value: Any) -> dict[str, list[float]]:
-    """Per-step series in ``value``: a mapping's sequences of numbers, nested mappings'
-    keys joined with '.', or a DataFrame's columns."""
-    columns = getattr(value, "columns", None)
-    if columns is not None and hasattr(value, "__getitem__"):
-        try:
-            value = {str(column): list(value[column]) for column in columns}
-        except Exception:
-            return {}
-    found: dict[str, list[float]] = {}
-    for name, leaf in _leaves(value, ""):
-        if isinstance(leaf, (list, tuple)) or (hasattr(leaf, "tolist") and getattr(leaf, "ndim", 0) == 1):
-            numbers_ = [_number(item) for item in leaf]
-            if numbers_ and all(item is not None for item in numbers_):
-                found[name] = [item for item in numbers_ if item is not None]
-    return found
-
-
-def scalars_of(name: str, value: Any) -> dict[str, float]:
-    """A single number named ``name``, or a mapping's numbers named by their keys."""
-    number = _number(value)
-    if number is not None:
-        return {name: number}
-    if not isinstance(value, Mapping):
-        return {}
-    return {f"{name}.{key}": found for key, leaf in _leaves(value, "") if (found := _number(leaf)) is not None}
-
-
-def thinned(values: list[float], limit: int) -> list[tuple[int, float]]:
-    """``(step, value)`` of every value, or of ``limit`` evenly spaced ones and the last."""
-    if len(values) <= limit:
-        return list(enumerate(values))
-    stride = math.ceil(len(values) / limit)
-    kept = list(range(0, len(values), stride))
-    if kept[-1] != len(values) - 1:
-        kept.append(len(values) - 1)
-    return [(step, values[step]) for step in kept]
-
-
-def _leaves(value: Any, prefix: str) -> list[tuple[str, Any]]:
-    if not isinstance(value, Mapping):
-        return [(prefix, value)] if prefix else []
-    leaves: list[tuple[str, Any]] = []
-    for key, item in value.items():
-        leaves += _leaves(item, f"{prefix}.{key}" if prefix else str(key))
-    return leaves
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    return float(value)  # NaN too: MLflow keeps it, and a curve that diverged says so
