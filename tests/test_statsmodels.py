@@ -7,8 +7,8 @@ through MlflowClient."""
 from __future__ import annotations
 
 import csv
-import json
 import io
+import json
 import textwrap
 
 import mlflow
