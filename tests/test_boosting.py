@@ -6,6 +6,8 @@ MlflowClient."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import textwrap
@@ -91,6 +93,9 @@ def test_xgboost_train_logs_params_curves_best_iteration_and_a_loadable_booster(
     np.testing.assert_array_equal(loaded.predict(xgb.DMatrix(X_test)), np.load(tmp_path / "predicted.npy"))
     classifier = mlflow.xgboost.load_model(f"models:/{logged_model(client, parent, 'XGBClassifier').model_id}")
     np.testing.assert_array_equal(classifier.predict_proba(X_test), np.load(tmp_path / "predicted_clf.npy"))
+    # Importance as one table of the features the trees split on: gain, weight and cover.
+    table = list(csv.DictReader(io.StringIO(parent.artifact_text("Booster/feature_importance.csv"))))
+    assert table and set(table[0]) == {"", "gain", "weight", "cover"} and all(row[""].startswith("f") for row in table)
     # Two models: a child run each, the curve's last value and the params as their own.
     booster_run = child(client, parent, "Booster")
     assert booster_run.data.params["max_depth"] == "3"
@@ -138,6 +143,9 @@ def test_lightgbm_train_records_its_curves_without_the_scripts_callback(tmp_path
     assert [step for step, _ in parent.metric_history("LGBMRegressor.valid_0.l2")] == list(range(30))
     # No early stopping in the estimator's fit: LightGBM's best_iteration_ of 0 means none, and none is logged.
     assert "LGBMRegressor.best_iteration" not in parent.metrics
+    table = list(csv.DictReader(io.StringIO(parent.artifact_text("Booster/feature_importance.csv"))))
+    assert [row["feature"] for row in table] == [f"Column_{index}" for index in range(10)]  # every feature: split and gain
+    assert sum(int(row["split"]) for row in table) > 0 and {"split", "gain"} < set(table[0])
     X_test = np.load(tmp_path / "X_test.npy")
     booster = mlflow.lightgbm.load_model(f"models:/{logged_model(client, parent, 'Booster').model_id}")
     np.testing.assert_array_equal(booster.predict(X_test), np.load(tmp_path / "predicted.npy"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -180,6 +181,17 @@ def test_mappings_check_shows_what_a_file_patches_and_names_what_is_wrong(tmp_pa
     assert good.returncode == 0, good.stderr
     assert "sklearn: 3 entries, 3 resolve, 0 do not" in good.stdout
     assert "pypads_cross_validate: 2 attribute(s): cross_val_score, cross_validate" in good.stdout
+
+    # The other shipped files, on the versions installed here: what each reads of a call too.
+    others = pypads(tmp_path, "mappings", "check", *(str(MAPPINGS / name) for name in
+                                                     ("xgboost_3.json", "lightgbm_4.json", "statsmodels_0.json")))
+    assert others.returncode == 0, others.stderr
+    assert re.search(r"^  xgboost(-cpu)? 3\.\d+\.\d+ is installed$", others.stdout, re.MULTILINE), others.stdout
+    for library, entries in (("xgboost", 3), ("lightgbm", 3), ("statsmodels", 1)):
+        assert f"{library}: {entries} entries, {entries} resolve, 0 do not" in others.stdout
+    assert ("reads train: params from arguments.params, arguments.num_boost_round, arguments.early_stopping_rounds; "
+            "the model is its result (xgboost flavour)") in others.stdout
+    assert "reads fit: params from instance._get_init_kwds()" in others.stdout
 
     metadata = {"library": "sklearn", "distribution": "scikit-learn", "library_versions": ">=1.0",
                 "mapping_version": "1.0.0"}

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pypads.core import (
+    CallReading,
     HookRule,
     MappingEntry,
     MappingError,
@@ -132,7 +133,22 @@ def describe_entry(entry: MappingEntry, failure: str | None) -> tuple[bool, list
         shown = ", ".join(names[:SHOWN_NAMES]) + (f" and {more} more" if more > 0 else "")
         lines.append(f"    {hook}: {len(names)} attribute(s): {shown}" if names else f"    {hook}: nothing")
     lines += _unmatched(entry, found)
+    lines += [f"    reads {name}: {_reading_text(reading)}" for name, reading in entry.readings]
     return True, lines
+
+
+def _reading_text(reading: CallReading) -> str:
+    """What a reading takes of a call, in a line."""
+    parts = [f"params from {', '.join(source.text for source in reading.params)}"] if reading.params else []
+    if reading.model is not None:
+        parts.append(f"the model is its {reading.model} ({reading.flavour or 'sklearn'} flavour)")
+    for kind, sources in (("curves", reading.curves), ("values", reading.scalars)):
+        if sources:
+            parts.append(f"{kind} from {', '.join(source.text for source in sources)}")
+    parts += [f"{name}.csv" for name, _ in reading.tables] + [f"{name}.txt" for name, _ in reading.texts]
+    if reading.record is not None:
+        parts.append(f"records into {reading.record.argument}")
+    return "; ".join(parts) or "nothing"
 
 
 def _unmatched(entry: MappingEntry, found: Any) -> list[str]:

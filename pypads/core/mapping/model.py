@@ -35,18 +35,28 @@ class HookRule:
 
 
 @dataclass(frozen=True)
+class Step:
+    """An attribute of a source's path, and whether it is called (with which keywords)."""
+
+    attribute: str
+    called: bool = False
+    keywords: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class Source:
     """Where a reading finds a value: ``result``, ``instance``, an argument
     (``arguments.evals_result``) or what pypads recorded during the call (``recorded``),
-    then attributes, each maybe called without arguments (``instance.evals_result()``)."""
+    then attributes, each maybe called, without arguments (``instance.evals_result()``)
+    or with keywords whose values are words (``result.get_score(importance_type='gain')``)."""
 
     text: str
     root: str
     """``result``, ``instance``, ``recorded`` or ``arguments``."""
     argument: str | None
     """The argument's name, for ``arguments.<name>``; None for ``arguments`` alone (all of them)."""
-    steps: tuple[tuple[str, bool], ...]
-    """Attribute names, each with whether it is called."""
+    steps: tuple[Step, ...]
+    """Attribute names, each with whether it is called and how."""
     label: str | None = None
     """What its value is called (a scalar's metric name), if not its last attribute's name."""
     absent_if: float | None = None
@@ -58,7 +68,7 @@ class Source:
         or the argument's name."""
         if self.label is not None:
             return self.label
-        return self.steps[-1][0] if self.steps else (self.argument or self.root)
+        return self.steps[-1].attribute if self.steps else (self.argument or self.root)
 
 
 @dataclass(frozen=True)

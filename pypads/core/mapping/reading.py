@@ -30,7 +30,7 @@ from packaging.version import InvalidVersion, Version
 
 from pypads.core.errors import MappingError
 from pypads.core.home import pypads_home
-from pypads.core.mapping.model import CallReading, HookRule, MappingEntry, MappingFile, Recorder, Source
+from pypads.core.mapping.model import CallReading, HookRule, MappingEntry, MappingFile, Recorder, Source, Step
 from pypads.core.schemas import schema_error
 
 if TYPE_CHECKING:
@@ -223,8 +223,15 @@ def parse_source(text: str) -> Source:
     argument = None
     if root == "arguments" and rest:
         argument, *rest = rest
-    steps = tuple((part.removesuffix("()"), part.endswith("()")) for part in rest)
-    return Source(text, root, argument, steps)
+    return Source(text, root, argument, tuple(_step(part) for part in rest))
+
+
+def _step(part: str) -> Step:
+    """``name``, ``name()`` or ``name(key='word', …)``, as the schema's pattern admits them."""
+    name, called, inside = part.partition("(")
+    keywords = tuple((key.strip(), value.strip().strip("'")) for key, _, value in
+                     (item.partition("=") for item in inside.removesuffix(")").split(",") if item.strip()))
+    return Step(name, bool(called), keywords)
 
 
 def _rule(hook: str, spec: Any, path: str, source: str) -> HookRule:

@@ -13,6 +13,8 @@ import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
+
 from pypads.core import Source
 from pypads.run import TrackedCall
 
@@ -49,47 +51,51 @@ def read(source: Source, call: TrackedCall, recorded: Any, missing: Any = None) 
         value = {name: given for name, given in bound_arguments(call).items() if given is not call.instance}
     else:
         value = bound_arguments(call).get(source.argument, missing)
-    for attribute, called in source.steps:
+    for step in source.steps:
         if value is None or value is missing:
             return missing
         try:
-            value = getattr(value, attribute)
-            if called:
-                value = value()
+            value = getattr(value, step.attribute)
+            if step.called:
+                value = value(**dict(step.keywords))
         except Exception:  # the library's way of saying "not recorded" (XGBoost raises)
             return missing
     return value
 
 
 def csv_table(columns: list[tuple[str, Any]]) -> str | None:
-    """A CSV of ``columns`` (name, values): one row per value, named by the first
-    Series' index; a two-dimensional value gives ``<name>_0``, ``<name>_1``…; None if
-    no column has values, or they differ in length."""
+    """A CSV of ``columns`` (name, values), a row per value. Mappings (XGBoost's
+    ``get_score``) are aligned by key, which names the rows; else the first Series'
+    index does, or the row's number. A two-dimensional value gives ``<name>_0``,
+    ``<name>_1``…. None if no column has values, or sequences differ in length."""
+    mappings = [(name, value) for name, value in columns if isinstance(value, Mapping)]
+    keys = list(dict.fromkeys(key for _, value in mappings for key in value))
     names: list[str] = []
     values: list[list[Any]] = []
-    index: list[Any] | None = None
+    index: list[Any] | None = keys or None
     for name, value in columns:
+        if isinstance(value, Mapping):
+            names.append(name)
+            values.append([value.get(key, "") for key in keys])
+            continue
         if value is None:
             continue
-        if index is None and hasattr(value, "index"):
+        if index is None and hasattr(value, "index") and not isinstance(value, (list, tuple)):
             index = list(value.index)
-        array = value.to_numpy() if hasattr(value, "to_numpy") else value
-        shape = getattr(array, "shape", None)
-        if not isinstance(shape, tuple) or len(shape) not in (1, 2):
-            continue
-        if len(shape) == 1:
+        array = np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value)
+        if array.ndim == 1:
             names.append(name)
-            values.append(list(array))
-        else:
-            names += [f"{name}_{column}" for column in range(shape[1])]
-            values += [list(array[:, column]) for column in range(shape[1])]
+            values.append(array.tolist())
+        elif array.ndim == 2:
+            names += [f"{name}_{column}" for column in range(array.shape[1])]
+            values += [array[:, column].tolist() for column in range(array.shape[1])]
     if not values or len({len(column) for column in values}) != 1:
         return None
-    rows_ = zip(index if index is not None and len(index) == len(values[0]) else range(len(values[0])), *values)
+    rows = zip(index if index is not None and len(index) == len(values[0]) else range(len(values[0])), *values)
     output = io.StringIO()
     writer = csv.writer(output)
     writer.writerow(["", *names])
-    writer.writerows(rows_)
+    writer.writerows(rows)
     return output.getvalue()
 
 
