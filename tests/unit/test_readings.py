@@ -1,0 +1,91 @@
+"""A mapping file's ``reading`` (pypads.core.mapping and pypads.recording.content.call_values):
+what the schema admits is what is parsed, a bad reading names its place, and the values
+read of a call become the curves, numbers and tables a user would read."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pypads.core import MappingError
+from pypads.core.mapping import parse_mapping
+from pypads.recording.content.call_values import csv_table, curves_of, scalars_of, thinned
+
+
+def mapping(reading: dict) -> dict:
+    return {"metadata": {"library": "xgboost", "distribution": ["xgboost", "xgboost-cpu"], "library_versions": ">=3",
+                         "mapping_version": "1.0.0"},
+            "algorithms": [{"name": "training", "implementation": {"xgboost": "xgboost.training"},
+                            "hooks": {"pypads_fit": ["train"]}, "reading": {"train": reading}}]}
+
+
+def test_a_reading_is_parsed_as_the_schema_admits_it():
+    file = parse_mapping(mapping({
+        "params": ["params", "instance._get_init_kwds()", "arguments"],
+        "model": "result", "flavour": "xgboost",
+        "curves": ["recorded", "instance.evals_result()"],
+        "scalars": ["result.best_iteration", {"source": "instance.best_iteration_", "name": "best_iteration", "absent_if": 0}],
+        "tables": {"importance": {"gain": "result.get_score(importance_type='gain', fmap='')"}},
+        "texts": {"summary": "result.summary()"},
+        "record": {"argument": "callbacks", "append": "xgboost.callback.record"},
+    }))
+    assert file.distributions == ("xgboost", "xgboost-cpu") and file.distribution == "xgboost"
+    reading = file.entries[0].reading_for("train")
+    assert reading is not None and file.entries[0].reading_for("cv") is None
+    params, init, everything = reading.params
+    assert (params.root, params.argument, params.name) == ("arguments", "params", "params")
+    assert (init.root, init.steps[0].attribute, init.steps[0].called) == ("instance", "_get_init_kwds", True)
+    assert (everything.root, everything.argument) == ("arguments", None)
+    assert [scalar.name for scalar in reading.scalars] == ["best_iteration", "best_iteration"]
+    assert reading.scalars[1].absent_if == 0.0 and reading.scalars[0].absent_if is None
+    step = reading.tables[0][1][0][1].steps[0]
+    assert (step.attribute, step.called, step.keywords) == ("get_score", True, (("importance_type", "gain"), ("fmap", "")))
+    assert reading.record is not None and reading.record.append == "xgboost.callback.record"
+
+
+@pytest.mark.parametrize(("reading", "where"), [
+    ({"curves": ["result.evals_result(x=1)"]}, "$.algorithms[0].reading.train.curves[0]"),  # only words as values
+    ({"curves": ["__import__('os')"]}, "$.algorithms[0].reading.train.curves[0]"),
+    ({"model": "output"}, "$.algorithms[0].reading.train.model"),
+    ({"record": {"argument": "callbacks", "append": "os.system"}}, "$.algorithms[0].reading.train.record.append"),
+    ({"colour": "red"}, "$.algorithms[0].reading.train"),
+])
+def test_a_bad_reading_is_refused_naming_its_place(reading, where):
+    with pytest.raises(MappingError) as raised:
+        parse_mapping(mapping(reading))
+    assert where in str(raised.value)
+
+
+def test_curves_are_every_sequence_of_numbers_named_by_their_keys():
+    evals = {"train": {"logloss": [0.6, 0.4, 0.3]}, "test": {"logloss": [0.7, 0.5, 0.45], "auc": np.array([0.8, 0.9, 0.91])}}
+    assert curves_of(evals) == {"train.logloss": [0.6, 0.4, 0.3], "test.logloss": [0.7, 0.5, 0.45],
+                                "test.auc": [0.8, 0.9, 0.91]}
+    frame = pd.DataFrame({"test-auc-mean": [0.9, 0.95], "test-auc-std": [0.01, 0.02]})
+    assert curves_of(frame) == {"test-auc-mean": [0.9, 0.95], "test-auc-std": [0.01, 0.02]}
+    # Not curves: text, pairs, a booster; and None (nothing was recorded).
+    assert curves_of({"name": "x", "pairs": [(1, 2)], "cvbooster": object()}) == {} and curves_of(None) == {}
+
+
+def test_single_values_and_a_long_curve_thinned_with_its_last_step():
+    assert scalars_of("best_iteration", 41) == {"best_iteration": 41.0}
+    assert scalars_of("best_score", {"valid": {"l2": 3.5}}) == {"best_score.valid.l2": 3.5}
+    assert scalars_of("flag", True) == {} and scalars_of("text", "3") == {}
+    steps = thinned(list(range(25_001)), 10_000)
+    assert steps[0] == (0, 0) and steps[-1] == (25_000, 25_000) and len(steps) <= 10_001
+    assert thinned([1.0, 2.0], 10) == [(0, 1.0), (1, 2.0)]
+
+
+def test_a_table_aligns_mappings_by_key_and_names_rows_by_an_index():
+    gain = {"f0": 1.5, "f3": 2.0}
+    weight = {"f3": 7, "f1": 2}
+    rows = list(csv.reader(io.StringIO(csv_table([("gain", gain), ("weight", weight)]))))
+    assert rows == [["", "gain", "weight"], ["f0", "1.5", ""], ["f3", "2.0", "7"], ["f1", "", "2"]]
+    coef = pd.Series([1.0, 2.0], index=["Intercept", "x"])
+    interval = pd.DataFrame([[0.5, 1.5], [1.0, 3.0]], index=["Intercept", "x"])
+    rows = list(csv.reader(io.StringIO(csv_table([("coef", coef), ("conf_int", interval)]))))
+    assert rows == [["", "coef", "conf_int_0", "conf_int_1"], ["Intercept", "1.0", "0.5", "1.5"], ["x", "2.0", "1.0", "3.0"]]
+    assert csv_table([("a", [1, 2]), ("b", [1, 2, 3])]) is None and csv_table([("a", None)]) is None
