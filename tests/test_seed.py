@@ -56,9 +56,10 @@ def test_seed_default_config_shape():
 
     seed_events = {"init", "parameters", "hardware", "output", "input", "metric", "pipeline", "log"}
     # The seed's events, plus what a run tells beyond calls (issue 11): the model, the
-    # data, a search's result, cross-validation scores, the comparison of models and their training scores.
+    # data, a search's result, cross-validation scores, the comparison of models and their training scores;
+    # and what a mapping file's reading names of a call (issue 23).
     assert set(DEFAULT_CONFIG["events"]) == seed_events | {"model", "datasets", "search", "crossval", "comparison",
-                                                           "training"}
+                                                           "training", "readings"}
     assert DEFAULT_CONFIG["events"]["input"]["with"] == {"_pypads_write_format": WriteFormats.text.name}
     assert (DEFAULT_CONFIG["recursion_identity"], DEFAULT_CONFIG["recursion_depth"], DEFAULT_CONFIG["log_on_failure"]) == (False, -1, True)
     assert {type(logger).__name__ for logger in DEFAULT_LOGGING_FNS["hardware"]} == {"Cpu", "Ram", "Disk"}
