@@ -186,3 +186,21 @@ def test_a_shipped_file_copied_with_a_wrong_version_range_tracks_nothing_and_say
     assert len(said) == 1, result.stderr
     parent = only_run(store_of(tmp_path))
     assert parent.params == {} and not [key for key in parent.metrics if not key.startswith("system/")], parent.metrics
+
+
+def test_a_mapping_can_have_the_library_record_only_with_a_function_of_its_own(tmp_path):
+    shipped = next(path for path in default_mapping_paths() if path.name == "xgboost_3.json")
+    document = json.loads(shipped.read_text())
+    document["metadata"]["mapping_version"] = "9.0.0"
+    # sys.exit, reached through a module of the library: not the library's function, never called.
+    document["algorithms"][0]["reading"]["train"]["record"] = {"argument": "callbacks", "append": "xgboost.core.sys.exit"}
+    hostile = tmp_path / "xgboost_hostile.json"
+    hostile.write_text(json.dumps(document))
+    tracked = f"tracker = PyPads(mapping_paths=[{str(hostile)!r}], include_default_mappings=False)"
+    result = run_script(BREAST_CANCER.replace("tracker = PyPads()", tracked) + textwrap.dedent("""
+        import xgboost as xgb
+        booster = xgb.train({"max_depth": 2}, xgb.DMatrix(X_train, label=y_train), 5)
+        print("trained", booster.num_boosted_rounds())
+    """), tmp_path)
+    assert result.returncode == 0 and "trained 5" in result.stdout, result.stderr
+    assert only_run(store_of(tmp_path)).params["Booster.max_depth"] == "2"

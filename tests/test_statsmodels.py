@@ -69,3 +69,22 @@ def test_formula_ols_arima_and_a_regularized_fit(tmp_path, monkeypatch):
     loaded = mlflow.statsmodels.load_model(f"models:/{models['ARIMA'].model_id}")
     np.testing.assert_allclose(loaded.forecast(3), facts["arima"]["forecast"])
     np.testing.assert_allclose(mlflow.statsmodels.load_model(f"models:/{models['OLS_1'].model_id}").params, facts["lasso"])
+
+
+def test_what_the_reading_calls_warns_the_script_of_nothing(tmp_path):
+    # statsmodels' summary() warns of a normality test on fewer than 8 rows; the script
+    # never calls it, so its stderr must stay as it would be untracked.
+    result = run_script(textwrap.dedent("""
+        from pypads import PyPads
+        PyPads()
+        import numpy as np
+        import statsmodels.api as sm
+        x = np.arange(6.0)
+        fitted = sm.OLS(2 * x + np.array([0.1, -0.2, 0.05, 0.0, 0.3, -0.1]), sm.add_constant(x)).fit()
+        print("fitted", round(fitted.params[1], 1))
+    """), tmp_path)
+    assert result.returncode == 0 and "fitted 2.0" in result.stdout, result.stderr
+    assert "Warning" not in result.stderr, result.stderr
+    run = only_run(store_of(tmp_path))
+    assert "OLS Regression Results" in run.artifact_text("OLS/summary.txt")
+

@@ -45,6 +45,13 @@ def mapping_for(subject: Any, mappings: tuple[MappingFile, ...]) -> MappingFile 
     return None
 
 
+def distribution_of(subject: Any, mappings: tuple[MappingFile, ...]) -> str | None:
+    """The installed distribution of the library ``subject`` belongs to (``xgboost-cpu``
+    for an XGBoost model), as its mapping file names it; None for one no file maps."""
+    file = mapping_for(subject, mappings)
+    return dict(_installed(file.distributions))["name"] if file is not None else None
+
+
 def provenance(logger: str, mappings: tuple[MappingFile, ...] = (), subject: Any = None) -> dict[str, Any]:
     file = mapping_for(subject, mappings) if subject is not None else None
     return {
@@ -55,4 +62,4 @@ def provenance(logger: str, mappings: tuple[MappingFile, ...] = (), subject: Any
     }
 
 
-__all__ = ["mapping_for", "provenance", "pypads_version"]
+__all__ = ["distribution_of", "mapping_for", "provenance", "pypads_version"]

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pypads.to_mlflow.journal import JournalReader, JournalWriter, left_behind
 from pypads.to_mlflow.journal.format import staging_name
 from pypads.to_mlflow.store import RunTarget, Store
@@ -71,6 +73,30 @@ def test_staged_artifacts_are_read_back_byte_for_byte_appends_in_order(tmp_path)
                            ("model.bin", large)):
         out = tmp_path / path.replace("/", "_")
         assert reader.materialize(path, out) and out.read_bytes() == expected
+
+
+def test_an_artifact_path_that_leaves_the_runs_artifacts_is_refused_on_both_sides(tmp_path):
+    writer, reader = new_journal(tmp_path)
+    for path in ("../escaped.txt", "label/../../escaped.txt", "/tmp/escaped.txt"):
+        with pytest.raises(ValueError, match="leaves the run's artifacts"):
+            writer.stage(path, b"x")
+        with pytest.raises(ValueError, match="leaves the run's artifacts"):
+            writer.stage(path, b"x" * 2_000_000)  # a file of its own
+    # A hostile journal (lines written by hand): the uploader neither reads nor writes outside.
+    outside = tmp_path / "secret.txt"
+    outside.write_bytes(b"not the run's")
+    writer.stage("inside.txt", b"in")
+    with open(writer.folder / "entities.jsonl", "ab") as lines:
+        lines.write(b'{"kind": "artifact", "path": "../../secret.txt", "file": true}\n')
+        lines.write(b'{"kind": "artifact", "path": "../../written.txt", "append": false, "at": 0, "size": 2}\n')
+    batch = reader.read_new()
+    assert "inside.txt" in batch.artifacts
+    upload = tmp_path / "upload" / "deep"
+    upload.mkdir(parents=True)
+    assert not reader.materialize("../../secret.txt", upload / "../../secret.txt")
+    assert not reader.materialize("../../written.txt", upload / "../../written.txt")
+    assert not (tmp_path / "written.txt").exists() and outside.read_bytes() == b"not the run's"
+    assert reader.materialize("inside.txt", upload / "inside.txt") and (upload / "inside.txt").read_bytes() == b"in"
 
 
 def test_a_status_set_by_the_script_is_what_a_recovery_ends_the_run_with(tmp_path):

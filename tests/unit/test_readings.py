@@ -53,6 +53,13 @@ def test_a_reading_is_parsed_as_the_schema_admits_it():
     ({"model": "output"}, "$.algorithms[0].reading.train.model"),
     ({"record": {"argument": "callbacks", "append": "os.system"}}, "$.algorithms[0].reading.train.record.append"),
     ({"colour": "red"}, "$.algorithms[0].reading.train"),
+    # A mapping file reaches only what it names of the call's own objects, and writes only
+    # inside the run: no dunders, no calls on the caller's arguments, no path in a name.
+    ({"curves": ["result.__init__"]}, "$.algorithms[0].reading.train.curves[0]"),
+    ({"scalars": ["result.__class__.__init__.__globals__"]}, "$.algorithms[0].reading.train.scalars[0]"),
+    ({"params": ["arguments.params.clear()"]}, "$.algorithms[0].reading.train.params[0]"),
+    ({"texts": {"../../escaped": "result.summary()"}}, "$.algorithms[0].reading.train.texts"),
+    ({"tables": {"a/b": {"x": "result.x"}}}, "$.algorithms[0].reading.train.tables"),
 ])
 def test_a_bad_reading_is_refused_naming_its_place(reading, where):
     with pytest.raises(MappingError) as raised:

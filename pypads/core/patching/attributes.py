@@ -17,7 +17,7 @@ class AttributePatches:
         self._on_classes: list[tuple[type, str, Any, Any]] = []
         # (descriptor, attribute, original function, wrapper) for descriptors patched in place
         self._on_objects: list[tuple[Any, str, Any, Any]] = []
-        self._unpatched: dict[int, Any] = {}  # class attribute wrapper -> what it wraps
+        self._unpatched: dict[int, Any] = {}  # wrapper pypads put (in a class, on a descriptor) -> what it wraps
 
     def set_on_class(self, cls: type, name: str, replacement: Any, wrapped: Any = MISSING) -> bool:
         """Put ``replacement`` at ``cls.name``; False for an immutable (built-in or
@@ -35,9 +35,11 @@ class AttributePatches:
     def set_on_object(self, descriptor: Any, name: str, original: Any, replacement: Any) -> None:
         """Note that ``descriptor.name`` was ``original`` and is now ``replacement``."""
         self._on_objects.append((descriptor, name, original, replacement))
+        self._unpatched[id(replacement)] = original
 
     def unwrapped(self, value: Any) -> Any:
-        """What ``value`` wraps, if it is a wrapper pypads put in a class, else ``value``."""
+        """What ``value`` wraps, if it is a wrapper pypads put in a class or on a
+        descriptor, else ``value``: a class tree patched again wraps the original once."""
         return self._unpatched.get(id(value), value)
 
     def mark(self) -> tuple[int, int]:

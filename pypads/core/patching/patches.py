@@ -211,7 +211,7 @@ class Patcher:
         scikit-learn's ``available_if``). The descriptor keeps deciding availability and
         stays the very object in the class, so tools that patch it themselves (MLflow's
         autolog patches ``fn``) still find what they expect."""
-        function = getattr(descriptor, "fn", None)
+        function = self._attributes.unwrapped(getattr(descriptor, "fn", None))
         if isinstance(descriptor, types.FunctionType) or not isinstance(function, types.FunctionType):
             return False
         if not can_track(function):

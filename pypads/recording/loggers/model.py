@@ -18,6 +18,7 @@ from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.datasets import data_arguments, describe
 from pypads.recording.loggers.parameters import params_of
 from pypads.recording.loggers.readings import fitted_model
+from pypads.recording.provenance import distribution_of
 from pypads.run import RunContext, TrackedCall
 
 FIT_HOOK = "pypads_fit"
@@ -156,6 +157,8 @@ class Model(Logger):
             # MLflow's sklearn pyfunc can only call predict: a transformer (a scaler, a
             # Pipeline ending in one) is saved for mlflow.sklearn alone, as save_model does.
             "predicts": hasattr(estimator, "predict"),
+            # What installed its library, for the model's requirements (xgboost-cpu for xgboost).
+            "distribution": distribution_of(estimator, run.mappings),
             # MLflow's flavour for the library's own models (mapping files' "flavour"); sklearn's if None.
             "flavour": flavour,
             # A search's refit model: its own params, as fitted, beside the search's settings on its page.

@@ -12,6 +12,8 @@ the ``record_evaluation`` callback). See ``docs/mappings.md``.
 from __future__ import annotations
 
 import time
+import types
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,6 +59,15 @@ class Readings(Logger):
         reading = call.reading
         if reading is None or call.depth != 0 or call.exception is not None:
             return
+        # What the reading calls is the library's (statsmodels' summary() warns of a small
+        # sample): no warning of it reaches the script, which made no such call itself.
+        # (catch_warnings is process-wide: another thread's warning in these moments is
+        # lost too, a smaller harm than one the script did not cause.)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self._log(call, reading, before, options["max_steps"])
+
+    def _log(self, call: TrackedCall, reading: CallReading, before: Any, max_steps: int) -> None:
         model = fitted_model(call)
         # What the model is known by: the object fitted (statsmodels' ARIMA, whose fit
         # returns a results object that is the saved model), else the model itself.
@@ -71,7 +82,7 @@ class Readings(Logger):
             call.run.writer.log_params({f"{label}.{name}": value for name, value in params.items()})
         if model is not None and model is not subject:
             lineage(call.run).share_label(model, label)
-        self._log_values(call, reading, label, model, before, options["max_steps"])
+        self._log_values(call, reading, label, model, before, max_steps)
         self._log_files(call, reading, label)
 
     def _log_values(self, call: TrackedCall, reading: CallReading, label: str, model: Any, before: Any,
@@ -138,12 +149,18 @@ def record(call: TrackedCall, recorder: Recorder) -> dict[str, Any] | None:
         call.kwargs[name] = recorded
         return recorded
     make = resolve_loaded(recorder.append)
-    if not callable(make):
+    # Only a function or class the library defines (not sys.exit reached through one of its modules).
+    library = recorder.append.split(".")[0]
+    if not isinstance(make, (types.FunctionType, type)) or (make.__module__ or "").split(".")[0] != library:
         return None
     existing = call.kwargs.get(name)
     if existing is not None and not isinstance(existing, (list, tuple)):
         return None
-    call.kwargs[name] = [*(existing or ()), make(recorded)]
+    try:
+        made = make(recorded)
+    except Exception:  # a function that wants other arguments: the call goes on unrecorded
+        return None
+    call.kwargs[name] = [*(existing or ()), made]
     return recorded
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.metadata
 import json
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +113,8 @@ def log_linked_metrics(client: MlflowClient, run_id: str, lines: list[tuple[str,
 
 def _write_model_folder(folder: Path, entry: dict[str, Any], pickled: bytes, versions: dict[str, str | None],
                         model: Model) -> None:
-    requirements = _requirements(entry.get("module", ""), versions)
+    distribution = entry.get("distribution")
+    requirements = _requirements(distribution if isinstance(distribution, str) else entry.get("module", ""), versions)
     flavour = entry.get("flavour")
     if isinstance(flavour, str) and flavour != "sklearn":
         _save_in_flavour(folder, flavour, pickled, requirements, entry, model)
@@ -154,19 +154,13 @@ def _save_in_flavour(folder: Path, flavour: str, pickled: bytes, requirements: l
     saving.save_model(loaded, str(folder), mlflow_model=model, signature=signature, pip_requirements=requirements)
 
 
-def _requirements(module: str, versions: dict[str, str | None]) -> list[str]:
+def _requirements(library: str, versions: dict[str, str | None]) -> list[str]:
     """Exact versions of what loading the model needs: MLflow, scikit-learn, cloudpickle,
-    numpy, scipy, and the distribution that installed the estimator's own package if it
-    is another (``lightgbm``; ``xgboost-cpu`` for the module ``xgboost``)."""
-    own = _distributions().get(module.split(".")[0], [module.split(".")[0]])
-    names = ["mlflow", "scikit-learn", "cloudpickle", "numpy", "scipy", *own[:1]]
+    numpy, scipy, and ``library``: the distribution that installed the model's library,
+    as its mapping file names it (``xgboost-cpu``), else its module's top-level package
+    as a distribution's name (``lightgbm``; a class of the script's names none)."""
+    names = ["mlflow", "scikit-learn", "cloudpickle", "numpy", "scipy", library.split(".")[0]]
     return [f"{name}=={version}" for name in dict.fromkeys(names) if name and (version := _version(name, versions))]
-
-
-@functools.cache
-def _distributions() -> Mapping[str, list[str]]:
-    """Which distributions installed each top-level module, read once per process."""
-    return importlib.metadata.packages_distributions()
 
 
 def _version(distribution: str, versions: dict[str, str | None]) -> str | None:

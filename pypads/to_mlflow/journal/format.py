@@ -30,7 +30,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
 from pypads.core import pypads_home
@@ -86,6 +86,13 @@ def run_target(meta: dict[str, Any]) -> RunTarget:
 
 def entity_line(entry: dict[str, Any]) -> bytes:
     return (json.dumps(entry) + "\n").encode()
+
+
+def stays_inside(path: str) -> bool:
+    """Whether the artifact path ``path`` names a file inside the run's artifacts: not
+    absolute, no ``..`` (a mapping file's name, a journal line: neither is trusted)."""
+    parts = PurePosixPath(path).parts
+    return bool(parts) and not path.startswith("/") and ".." not in parts
 
 
 def artifact_line(path: str, append: bool, at: int, size: int) -> bytes:

@@ -29,6 +29,7 @@ from pypads.to_mlflow.journal.format import (
     JournalFolder,
     journal_root,
     staging_owner,
+    stays_inside,
     write_atomically,
 )
 
@@ -180,7 +181,10 @@ class JournalReader(JournalFolder):
 
     def materialize(self, path: str, target: Path) -> bool:
         """Put the artifact's content as last read at ``target`` (hard-linked if it is
-        a file of its own); False if the journal has no such artifact."""
+        a file of its own); False if the journal has no such artifact, or its path leaves
+        the run's artifacts (a hostile line: ``../../etc/passwd``)."""
+        if not stays_inside(path):
+            return False
         pieces = self._where.get(path)
         if pieces:
             with open(self._data, "rb") as data, open(target, "wb") as out:
@@ -202,6 +206,8 @@ class JournalReader(JournalFolder):
         (``uploaded`` is its hard link there), not a newer one staged meanwhile. A file
         left over stays until the journal is discarded: the upload always takes the
         artifact's latest content."""
+        if not stays_inside(path):
+            return
         source = self.artifacts / path
         try:
             if os.path.samefile(source, uploaded):

@@ -34,6 +34,7 @@ from pypads.to_mlflow.journal.format import (
     entity_line,
     journal_root,
     staging_name,
+    stays_inside,
     write_atomically,
     write_then_name,
 )
@@ -130,7 +131,9 @@ class JournalWriter(JournalFolder):
 
     def stage(self, path: str, content: bytes, append: bool = False) -> None:
         """Keep an artifact (or, with ``append``, a piece to add to its end) until it is
-        uploaded. A large one gets a file of its own (see :meth:`stage_file`)."""
+        uploaded. A large one gets a file of its own (see :meth:`stage_file`). A path
+        that leaves the run's artifacts (absolute, or with ``..``) is a ValueError."""
+        _check_inside(path)
         if len(content) > INLINE_LIMIT and not append:
             self.stage_file(path, lambda stream: stream.write(content))
             return
@@ -142,6 +145,7 @@ class JournalWriter(JournalFolder):
     def stage_file(self, path: str, write: Callable[[BinaryIO], Any]) -> None:
         """Keep the artifact that ``write`` writes into the file it is given: large
         content goes to disk once, straight from where it is."""
+        _check_inside(path)
         target = self.artifacts / path
         target.parent.mkdir(PRIVATE_FOLDER, parents=True, exist_ok=True)
         write_atomically(target, write, PRIVATE_FILE)
@@ -216,3 +220,8 @@ class JournalWriter(JournalFolder):
         """Delete the journal (all of it is in MLflow)."""
         self.close()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _check_inside(path: str) -> None:
+    if not stays_inside(path):
+        raise ValueError(f"the artifact path {path!r} leaves the run's artifacts (absolute, or with '..')")

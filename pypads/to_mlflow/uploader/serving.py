@@ -261,6 +261,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
     # own computations (scikit-learn's about float32 probabilities in a training score)
     # is nothing the script caused. What a user must hear reaches them as pypads' warnings.
     warnings.simplefilter("ignore")
+    warnings.filterwarnings("default", message="pypads")  # but its own (an unreadable journal left as it is)
     # Our answers go to the stdout we were given; anything printed by MLflow goes to stderr.
     answers_to = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
