@@ -41,7 +41,13 @@ class Readings(Logger):
       evenly, its last step kept. Its last value is also the model's score, on its page
       and in its child run;
     - **scalars**: single numbers (``best_iteration``; a mapping's leaves:
-      ``best_score.valid_0.l2``).
+      ``best_score.valid_0.l2``);
+    - **tables** and **texts**: files ``<label>/<name>.csv`` and ``.txt`` (a booster's
+      importance, statsmodels' coefficients and ``summary()``).
+
+    Before the call, where the entry's ``record`` says so, a keyword argument is added
+    that has the library record its history (see :func:`record`). A model that is the
+    result of a method (statsmodels' results) takes its receiver's label (``ARIMA``).
 
     A value the mapping names but the call did not produce (no evaluation set, no early
     stopping) is left out without a word: it is the library's choice, not a failure.
