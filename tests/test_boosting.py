@@ -96,6 +96,10 @@ def test_xgboost_train_logs_params_curves_best_iteration_and_a_loadable_booster(
     # Importance as one table of the features the trees split on: gain, weight and cover.
     table = list(csv.DictReader(io.StringIO(parent.artifact_text("Booster/feature_importance.csv"))))
     assert table and set(table[0]) == {"", "gain", "weight", "cover"} and all(row[""].startswith("f") for row in table)
+    # Logged once each: the train that XGBClassifier.fit makes inside adds no Booster of its own.
+    names = sorted(model.name for model in client.search_logged_models([parent.run.info.experiment_id]))
+    assert names == ["Booster", "XGBClassifier"]
+    assert not [key for key in parent.params if key.startswith("Booster_")], parent.params
     # Two models: a child run each, the curve's last value and the params as their own.
     booster_run = child(client, parent, "Booster")
     assert booster_run.data.params["max_depth"] == "3"
