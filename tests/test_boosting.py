@@ -104,6 +104,10 @@ def test_xgboost_train_logs_params_curves_best_iteration_and_a_loadable_booster(
     booster_run = child(client, parent, "Booster")
     assert booster_run.data.params["max_depth"] == "3"
     assert booster_run.data.metrics["best_iteration"] == best
+    # The model's own run shows the whole curve, as the parent does.
+    curve = client.get_metric_history(booster_run.info.run_id, "test.logloss")
+    assert [(point.step, point.value) for point in sorted(curve, key=lambda point: point.step)] == \
+        parent.metric_history("Booster.test.logloss")
 
 
 def test_xgboost_cv_logs_each_rounds_mean_and_std(tmp_path, monkeypatch):

@@ -50,6 +50,9 @@ class ModelRow:
     started: int  # its first fit's start, ms since the epoch
     ended: int  # its last fit's end
     scores: dict[str, Score] = field(default_factory=dict)  # metric -> its last value
+    # metric -> the steps before its last of a training curve: the child run shows the
+    # whole curve, the model's page (one value per metric) the last.
+    curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
 
 
 class Rows:
@@ -79,6 +82,15 @@ class Rows:
         row = self.by_label.get(label)
         if row is not None and (metric in row.scores or len(row.scores) < MAX_SCORES):
             row.scores[metric] = score
+
+    def curve(self, label: str, metric: str, steps: list[tuple[int, float]], timestamp: int) -> None:
+        """A training curve of the model labelled ``label``: ``(step, value)`` pairs, the
+        last of them its score."""
+        row = self.by_label.get(label)
+        if row is not None and steps and (metric in row.scores or len(row.scores) < MAX_SCORES):
+            *earlier, (step, value) = steps
+            row.curves[metric] = earlier
+            row.scores[metric] = Score(value, step, timestamp, None)
 
     def used(self, label: str, dataset: str, context: str) -> None:
         """The model labelled ``label`` was fitted on (``training``) or predicted on
@@ -131,8 +143,11 @@ class ModelRuns(Logger):
         if len(predictors) > limit:
             run.writer.set_tag("pypads.comparison", f"{len(predictors)} models: child runs for the first {limit} only")
         for row in predictors[:limit]:
+            facts = _facts(row, used.get(row.label, {}))
+            facts["metrics"] = [[key, value, score.timestamp, step, None] for key, steps in row.curves.items()
+                                if (score := row.scores.get(key)) is not None for step, value in steps] + facts["metrics"]
             run.writer.log_entry({
-                "kind": "child_run", "name": row.label, **_facts(row, used.get(row.label, {})),
+                "kind": "child_run", "name": row.label, **facts,
                 "start_time": row.started, "end_time": row.ended,
                 "tags": {"estimator_name": row.estimator_class.rpartition(".")[2], "estimator_class": row.estimator_class,
                          "pypads.model": row.label},
@@ -142,6 +157,6 @@ class ModelRuns(Logger):
 def _facts(row: ModelRow, datasets: dict[str, str]) -> dict[str, Any]:
     """A row as a journal entry's fields: its label, params, datasets (``[name,
     context]``) and the last value of each of its metrics, as ``[key, value, timestamp,
-    step, dataset]``."""
+    step, dataset]`` (a child run adds the earlier steps of its curves)."""
     return {"model_label": row.label, "params": row.params, "datasets": [[name, context] for name, context in datasets.items()],
             "metrics": [[key, score.value, score.timestamp, score.step, score.data] for key, score in row.scores.items()]}

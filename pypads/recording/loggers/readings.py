@@ -38,8 +38,8 @@ class Readings(Logger):
     - **curves**: each per-step sequence as a metric series with the iteration as step,
       named by its keys (``XGBClassifier.validation_0.logloss``; a DataFrame's columns:
       ``xgboost.cv.test-logloss-mean``); a series longer than ``max_steps`` is thinned
-      evenly, its last step kept. Its last value is also the model's score, on its page
-      and in its child run;
+      evenly, its last step kept. The whole curve is in the model's child run too, its
+      last value the model's score on its page;
     - **scalars**: single numbers (``best_iteration``; a mapping's leaves:
       ``best_score.valid_0.l2``);
     - **tables** and **texts**: files ``<label>/<name>.csv`` and ``.txt`` (a booster's
@@ -97,10 +97,11 @@ class Readings(Logger):
         writer = call.run.writer
         for source in reading.curves:
             for name, values in curves_of(read(source, call, before)).items():
-                for step, value in thinned(values, max_steps):
+                steps = thinned(values, max_steps)
+                for step, value in steps:
                     writer.log_metric(f"{label}.{name}", value, step=step, timestamp=now)
                 if model is not None:
-                    rows(call.run).scored(label, name, Score(values[-1], len(values) - 1, now, None))
+                    rows(call.run).curve(label, name, steps, now)
         for source in reading.scalars:
             for name, value in scalars_of(source.name, read(source, call, before)).items():
                 if value == source.absent_if:
