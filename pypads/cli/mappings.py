@@ -140,12 +140,18 @@ def describe_entry(entry: MappingEntry, failure: str | None) -> tuple[bool, list
 def _reading_text(reading: CallReading) -> str:
     """What a reading takes of a call, in a line."""
     parts = [f"params from {', '.join(source.text for source in reading.params)}"] if reading.params else []
+    if reading.data:
+        first = reading.data[0]
+        parts.append(f"data from {first.features.text}" + (f" and {first.targets.text}" if first.targets else "")
+                     + (f" (or {len(reading.data) - 1} other(s))" if len(reading.data) > 1 else ""))
     if reading.model is not None:
         parts.append(f"the model is its {reading.model} ({reading.flavour or 'sklearn'} flavour)")
     for kind, sources in (("curves", reading.curves), ("values", reading.scalars)):
         if sources:
             parts.append(f"{kind} from {', '.join(source.text for source in sources)}")
-    parts += [f"{name}.csv" for name, _ in reading.tables] + [f"{name}.txt" for name, _ in reading.texts]
+    charts = dict(reading.charts)
+    parts += [f"{name}.csv" + (f" and a chart of its {charts[name]}" if name in charts else "") for name, _ in reading.tables]
+    parts += [f"{name}.txt" for name, _ in reading.texts]
     if reading.record is not None:
         parts.append(f"records into {reading.record.argument}")
     return "; ".join(parts) or "nothing"

@@ -37,6 +37,7 @@ from pypads.core.home import pypads_home
 from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_kinds
 from pypads.core.mapping import (
     CallReading,
+    DataReading,
     HookRule,
     MappingEntry,
     MappingFile,
@@ -75,7 +76,7 @@ from pypads.core.schemas import (
 )
 
 __all__ = [
-    "CALLMONITOR", "Call", "CallMonitorError", "CallReading", "Recorder", "Source",
+    "CALLMONITOR", "Call", "CallMonitorError", "CallReading", "DataReading", "Recorder", "Source",
     "CallSite", "ConfigError", "HookRule", "Logger", "LoggerFailure",
     "LoggerOnEvent", "LoggerWarning", "MappingEntry", "MappingError", "MappingFile", "OptionKind", "PASSES_THROUGH_LOGGERS",
     "PIPELINE_GRAPH", "Patcher", "PatchingFinder", "PyPadsError", "REDACTED", "RecordingWarning", "ResultsError",

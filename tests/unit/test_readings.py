@@ -10,10 +10,12 @@ import io
 import numpy as np
 import pandas as pd
 import pytest
+import xgboost
 
-from pypads.core import MappingError
+from pypads.core import Call, MappingError
 from pypads.core.mapping import parse_mapping
-from pypads.recording.content.call_values import csv_table, curves_of, scalars_of, thinned
+from pypads.core.mapping.reading import parse_source
+from pypads.recording.content.call_values import csv_table, curves_of, read, scalars_of, thinned
 
 
 def mapping(reading: dict) -> dict:
@@ -57,7 +59,12 @@ def test_a_reading_is_parsed_as_the_schema_admits_it():
     # inside the run: no dunders, no calls on the caller's arguments, no path in a name.
     ({"curves": ["result.__init__"]}, "$.algorithms[0].reading.train.curves[0]"),
     ({"scalars": ["result.__class__.__init__.__globals__"]}, "$.algorithms[0].reading.train.scalars[0]"),
-    ({"params": ["arguments.params.clear()"]}, "$.algorithms[0].reading.train.params[0]"),
+    ({"params": ["recorded.clear()"]}, "$.algorithms[0].reading.train.params[0]"),
+    ({"charts": {"importance": "gain"}}, "$.algorithms[0].reading.train.charts.importance"),  # no such table
+    ({"tables": {"importance": {"gain": "result.gain"}}, "charts": {"importance": "cover"}},
+     "$.algorithms[0].reading.train.charts.importance"),  # no such column
+    ({"charts": {"../x": "gain"}}, "$.algorithms[0].reading.train.charts"),
+    ({"data": {"targets": "arguments.dtrain.get_label()"}}, "$.algorithms[0].reading.train.data"),
     ({"texts": {"../../escaped": "result.summary()"}}, "$.algorithms[0].reading.train.texts"),
     ({"tables": {"a/b": {"x": "result.x"}}}, "$.algorithms[0].reading.train.tables"),
 ])
@@ -96,3 +103,32 @@ def test_a_table_aligns_mappings_by_key_and_names_rows_by_an_index():
     rows = list(csv.reader(io.StringIO(csv_table([("coef", coef), ("conf_int", interval)]))))
     assert rows == [["", "coef", "conf_int_0", "conf_int_1"], ["Intercept", "1.0", "0.5", "1.5"], ["x", "2.0", "1.0", "3.0"]]
     assert csv_table([("a", [1, 2]), ("b", [1, 2, 3])]) is None and csv_table([("a", None)]) is None
+
+
+def a_call_of_xgboost_train(params: dict, dtrain: xgboost.DMatrix) -> Call:
+    return Call(xgboost.train, "train", None, None, (params, dtrain), {}, frozenset({"pypads_fit"}), None, 0, 0, 0, None)
+
+
+def test_a_source_calls_only_functions_the_called_library_defines():
+    params = {"max_depth": 3}
+    dtrain = xgboost.DMatrix(np.array([[1.0, 0.0], [0.0, 2.0]]), label=np.array([0.0, 1.0]))
+    call = a_call_of_xgboost_train(params, dtrain)
+    np.testing.assert_array_equal(read(parse_source("arguments.dtrain.get_label()"), call, None), [0.0, 1.0])
+    assert read(parse_source("arguments.dtrain.get_data()"), call, None).shape == (2, 2)
+    # A dict's own method is no function of XGBoost's: not called, the value not found.
+    assert read(parse_source("arguments.params.clear()"), call, None, "missing") == "missing"
+    assert params == {"max_depth": 3}
+
+
+def test_charts_and_data_are_parsed():
+    reading = parse_mapping(mapping({
+        "tables": {"importance": {"gain": "result.get_score(importance_type='gain')"}},
+        "charts": {"importance": "gain"},
+        "data": {"features": "arguments.dtrain.get_data()", "targets": "arguments.dtrain.get_label()"},
+    })).entries[0].reading_for("train")
+    assert reading is not None and reading.charts == (("importance", "gain"),)
+    (data,) = reading.data
+    assert data.features.argument == "dtrain" and data.targets is not None and data.targets.steps[0].attribute == "get_label"
+    alternatives = parse_mapping(mapping({"data": [{"features": "instance.data.orig_exog", "targets": "instance.data.orig_endog"},
+                                                   {"features": "instance.data.orig_endog"}]})).entries[0].reading_for("train")
+    assert alternatives is not None and [item.targets is None for item in alternatives.data] == [False, True]

@@ -84,6 +84,17 @@ class Recorder:
 
 
 @dataclass(frozen=True)
+class DataReading:
+    """The data a call trains on, where no argument is an array the Datasets logger
+    would see (an XGBoost ``DMatrix``, a LightGBM ``Dataset``, a statsmodels model's
+    own data): read before the call, and known by the object its features source
+    starts from (the ``DMatrix``), so that the same object is read once."""
+
+    features: Source
+    targets: Source | None = None
+
+
+@dataclass(frozen=True)
 class CallReading:
     """What a mapping file says to read of one attribute's calls, for the libraries
     whose models are no scikit-learn estimators (a native ``train``): which arguments
@@ -105,6 +116,11 @@ class CallReading:
     """CSV artifacts: (table name, ((column name, source), …))."""
     texts: tuple[tuple[str, Source], ...] = ()
     """Text artifacts: (name, source)."""
+    charts: tuple[tuple[str, str], ...] = ()
+    """(table name, column): a bar chart of the table's top 20 rows by that column."""
+    data: tuple[DataReading, ...] = ()
+    """The data trained on, as a dataset input: the first alternative whose features
+    have a value (see :class:`DataReading`)."""
 
 
 @dataclass(frozen=True)

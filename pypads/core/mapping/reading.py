@@ -30,7 +30,16 @@ from packaging.version import InvalidVersion, Version
 
 from pypads.core.errors import MappingError
 from pypads.core.home import pypads_home
-from pypads.core.mapping.model import CallReading, HookRule, MappingEntry, MappingFile, Recorder, Source, Step
+from pypads.core.mapping.model import (
+    CallReading,
+    DataReading,
+    HookRule,
+    MappingEntry,
+    MappingFile,
+    Recorder,
+    Source,
+    Step,
+)
 from pypads.core.schemas import schema_error
 
 if TYPE_CHECKING:
@@ -195,6 +204,13 @@ def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> Ca
     if record is not None and record.get("append") and record["append"].split(".")[0] != library:
         raise MappingError(source, f"{path}.record.append",
                            f"{record['append']!r} is not inside the library {library!r}")
+    tables = raw.get("tables", {})
+    for name, column in raw.get("charts", {}).items():
+        if name not in tables:
+            raise MappingError(source, f"{path}.charts.{name}", f"no table {name!r} in this reading's tables")
+        if column not in tables[name]:
+            raise MappingError(source, f"{path}.charts.{name}", f"table {name!r} has no column {column!r}")
+    data = raw.get("data")
     return CallReading(
         params=tuple(parse_source(text if "." in text or text == "arguments" else f"arguments.{text}")
                      for text in raw.get("params", ())),
@@ -206,6 +222,10 @@ def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> Ca
         tables=tuple((name, tuple((column, parse_source(text)) for column, text in columns.items()))
                      for name, columns in raw.get("tables", {}).items()),
         texts=tuple((name, parse_source(text)) for name, text in raw.get("texts", {}).items()),
+        charts=tuple(raw.get("charts", {}).items()),
+        data=tuple(DataReading(parse_source(item["features"]),
+                               parse_source(item["targets"]) if "targets" in item else None)
+                   for item in ([] if data is None else [data] if isinstance(data, dict) else data)),
     )
 
 

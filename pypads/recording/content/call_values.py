@@ -40,7 +40,27 @@ def _signature(function: Callable[..., Any]) -> inspect.Signature | None:
 
 def read(source: Source, call: TrackedCall, recorded: Any, missing: Any = None) -> Any:
     """The value ``source`` names in ``call``; ``missing`` where it has none (an argument
-    not given, an attribute missing or raising: no evaluation set was given)."""
+    not given, an attribute missing or raising: no evaluation set was given), or where it
+    would call a function the called library does not define (a dict's ``clear``)."""
+    value = root_of(source, call, recorded, missing)
+    library = _library_of(call)
+    for step in source.steps:
+        if value is None or value is missing:
+            return missing
+        try:
+            value = getattr(value, step.attribute)
+            if step.called:
+                if not _defined_in(value, library):
+                    return missing
+                value = value(**dict(step.keywords))
+        except Exception:  # the library's way of saying "not recorded" (XGBoost raises)
+            return missing
+    return value
+
+
+def root_of(source: Source, call: TrackedCall, recorded: Any, missing: Any = None) -> Any:
+    """The value ``source`` starts from: the result, the receiver, what was recorded, an
+    argument (``missing`` if not given) or all of them."""
     if source.root == "result":
         value = call.result
     elif source.root == "instance":
@@ -51,16 +71,18 @@ def read(source: Source, call: TrackedCall, recorded: Any, missing: Any = None) 
         value = {name: given for name, given in bound_arguments(call).items() if given is not call.instance}
     else:
         value = bound_arguments(call).get(source.argument, missing)
-    for step in source.steps:
-        if value is None or value is missing:
-            return missing
-        try:
-            value = getattr(value, step.attribute)
-            if step.called:
-                value = value(**dict(step.keywords))
-        except Exception:  # the library's way of saying "not recorded" (XGBoost raises)
-            return missing
     return value
+
+
+def _library_of(call: TrackedCall) -> str:
+    return (getattr(call.function, "__module__", None) or "").split(".")[0]
+
+
+def _defined_in(function: Any, library: str) -> bool:
+    """Whether ``function`` is the library's own (a method's module is its defining
+    class's): a mapping file calls nothing else of the values it reads."""
+    module = getattr(function, "__module__", None)
+    return bool(library) and isinstance(module, str) and module.split(".")[0] == library
 
 
 def csv_table(columns: list[tuple[str, Any]]) -> str | None:

@@ -13,11 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from pypads.core import Logger
+from pypads.core import DataReading, Logger
+from pypads.recording.content.call_values import read, root_of
 from pypads.recording.content.digests import content_digest
 from pypads.recording.content.frames import name_of
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import rows
+from pypads.recording.loggers.readings import fitted_model
 from pypads.run import TrackedCall
 
 MAX_COLUMNS = 1000  # a schema wider than this is cut: MLflow shows it, nobody reads it
@@ -113,26 +115,31 @@ class Catalogue:
         entry = self._seen.get((id(features), id(targets)))
         return entry[1] if entry is not None and entry[0]() is features else None
 
-    def identify(self, call: TrackedCall, features: Any, targets: Any) -> Known | None:
+    def identify(self, call: TrackedCall, features: Any, targets: Any, known_by: Any = None) -> Known | None:
         """The dataset of ``features`` (with ``targets``): seen before, or digested and
-        named now; None for a value that is no array or frame, or cannot be digested."""
-        entry = self._seen.get((id(features), id(targets)))
-        if entry is not None and entry[0]() is features:
+        named now; None for a value that is no array or frame, or cannot be digested.
+        ``known_by``: the object the data was read of (an XGBoost ``DMatrix``), by which it
+        is known instead of ``(features, targets)``, and named if the script names it."""
+        key = (id(known_by), id(None)) if known_by is not None else (id(features), id(targets))
+        holder = features if known_by is None else known_by
+        entry = self._seen.get(key)
+        if entry is not None and entry[0]() is holder:
             return entry[1]
         described = describe(features)
         if described is None:
             return None
         try:
-            reference = weakref.ref(features)
+            reference = weakref.ref(holder)
         except TypeError:
             return None
         digest = _digest(features, targets)
         known = None if digest is None else self._by_digest.get(digest)
         if digest is not None and known is None:
+            name = caller_name(features, call) or (None if known_by is None else caller_name(known_by, call))
             known = self._by_digest[digest] = Known(
-                caller_name(features, call) or f"dataset-{digest[:8]}", digest,
+                name or f"dataset-{digest[:8]}", digest,
                 "training" if call.hooks & FIT_HOOKS else "evaluation", described, describe(targets))
-        self._seen[(id(features), id(targets))] = (reference, known)
+        self._seen[key] = (reference, known)
         return known
 
 
@@ -168,8 +175,17 @@ class Datasets(Logger):
 
     defaults = {"max_datasets": 100}
 
-    def post(self, call: TrackedCall, before: None, options: Mapping[str, Any]) -> None:
+    def pre(self, call: TrackedCall, options: Mapping[str, Any]) -> Read | None:
+        reading = call.reading
+        if reading is None or not reading.data or call.depth != 0:
+            return None
+        return read_data(call, reading.data)
+
+    def post(self, call: TrackedCall, before: Read | None, options: Mapping[str, Any]) -> None:
         if call.depth != 0 or call.exception is not None:
+            return
+        if before is not None:
+            self._log_read(call, before, options)
             return
         features, targets = data_arguments(call)
         if features is None:
@@ -189,6 +205,17 @@ class Datasets(Logger):
         if known is not None and call.instance is not None:  # what the model's page lists
             model = known_lineage.model_of(call.instance)  # a pipeline's step inside pipeline.score: the pipeline
             rows(call.run).used(known_lineage.label(model), known.name, known.context)
+        self._log(call, known, options)
+
+    def _log_read(self, call: TrackedCall, read: Read, options: Mapping[str, Any]) -> None:
+        """The data a mapping file's reading named (see :func:`read_data`)."""
+        known = read.known or catalogue(call).identify(call, read.features, read.targets, read.holder)
+        model = fitted_model(call) if call.instance is None else call.instance
+        if known is not None and model is not None:
+            rows(call.run).used(lineage(call.run).label(model), known.name, known.context)
+        self._log(call, known, options)
+
+    def _log(self, call: TrackedCall, known: Known | None, options: Mapping[str, Any]) -> None:
         if known is None or known.logged:
             return  # the common case: the same object again
         state = call.run.state(self)
@@ -208,6 +235,34 @@ class Datasets(Logger):
             "kind": "dataset", "name": known.name, "digest": known.digest, "context": known.context,
             "features": known.features, "targets": known.targets, "profile": profile,
         })
+
+
+@dataclass
+class Read:
+    """The data of a call as its mapping file's reading names it, read before the call."""
+
+    holder: Any  # the object read (a DMatrix): what the data is known by
+    known: Known | None  # the holder's dataset, if it was seen before
+    features: Any = None
+    targets: Any = None
+
+
+def read_data(call: TrackedCall, data: tuple[DataReading, ...]) -> Read | None:
+    """The data the first of ``data`` that has features names in ``call`` (statsmodels:
+    exog and endog, else a time series' endog alone), read once per holder (the object
+    the first's features are read of)."""
+    holder = root_of(data[0].features, call, None)
+    if holder is None:
+        return None
+    known = catalogue(call).known(holder, None)
+    if known is not None:
+        return Read(holder, known)
+    for alternative in data:
+        features = read(alternative.features, call, None)
+        if features is not None:
+            targets = None if alternative.targets is None else read(alternative.targets, call, None)
+            return Read(holder, None, features, targets)
+    return None
 
 
 def _digest(features: Any, targets: Any) -> str | None:

@@ -43,7 +43,8 @@ class Readings(Logger):
     - **scalars**: single numbers (``best_iteration``; a mapping's leaves:
       ``best_score.valid_0.l2``);
     - **tables** and **texts**: files ``<label>/<name>.csv`` and ``.txt`` (a booster's
-      importance, statsmodels' coefficients and ``summary()``).
+      importance, statsmodels' coefficients and ``summary()``); a table with a **chart**
+      also as a bar chart of its top 20 rows, ``<name>.png`` among the model's pictures.
 
     Before the call, where the entry's ``record`` says so, a keyword argument is added
     that has the library record its history (see :func:`record`). A model that is the
@@ -111,10 +112,16 @@ class Readings(Logger):
                     rows(call.run).scored(label, name, Score(value, 0, now, None))
 
     def _log_files(self, call: TrackedCall, reading: CallReading, label: str) -> None:
+        charts = dict(reading.charts)
         for name, columns in reading.tables:
             table = csv_table([(column, read(source, call, None)) for column, source in columns])
-            if table is not None:
-                call.run.writer.log_bytes(f"{label}/{name}.csv", table.encode("utf-8"))
+            if table is None:
+                continue
+            content = table.encode("utf-8")
+            call.run.writer.log_bytes(f"{label}/{name}.csv", content)
+            if name in charts:  # drawn by the uploader: matplotlib stays out of the script
+                call.run.writer.log_entry({"kind": "chart", "label": label, "name": name, "column": charts[name]},
+                                          content)
         for name, source in reading.texts:
             value = read(source, call, None)
             if value is not None:

@@ -6,6 +6,7 @@ of it: pure functions the uploader calls, with no MLflow, no journal and no run.
 - :func:`pictures`: a classifier's confusion matrix, ROC and precision-recall curves, a
   regressor's residuals and predicted-vs-actual, a clusterer's cluster sizes, as PNG bytes;
 - :func:`importances`: feature importances or coefficients as a bar chart and a CSV table;
+- :func:`table_chart`: the same bars of a column of a table (a booster's importance);
 - :func:`estimator_html`: scikit-learn's own HTML view of an estimator, as a page.
 
 None of them raises for bad data: what could not be computed is a warning string that
@@ -22,10 +23,10 @@ pyplot's figure registry, backend and rcParams are global state that must stay t
 
 from __future__ import annotations
 
-from pypads.to_mlflow.evaluation.importance import importances
+from pypads.to_mlflow.evaluation.importance import importances, table_chart
 from pypads.to_mlflow.evaluation.metrics import import_ahead, scores
 from pypads.to_mlflow.evaluation.page import estimator_html
 from pypads.to_mlflow.evaluation.pictures import pictures
 from pypads.to_mlflow.evaluation.record import Evaluation
 
-__all__ = ["Evaluation", "estimator_html", "import_ahead", "importances", "pictures", "scores"]
+__all__ = ["Evaluation", "estimator_html", "import_ahead", "importances", "pictures", "scores", "table_chart"]

@@ -1,6 +1,6 @@
 """Which features a fitted model leans on: its ``feature_importances_`` (trees, forests,
 boosting) or its ``coef_`` (linear models), as a bar chart of the top 20 and the whole
-table as CSV."""
+table as CSV; and the same chart of a table a mapping file's reading logged."""
 
 from __future__ import annotations
 
@@ -114,16 +114,46 @@ def chart(names: list[str], columns: list[str], values: NDArray[Any], rank: NDAr
         label = "importance"
     else:
         label = "coefficient" if len(columns) == 1 else "mean |coefficient| over classes"
-    figure = new_figure(7.0, 1.5 + 0.3 * len(top))
+    more = f", top {len(top)} of {len(names)}" if len(names) > len(top) else ""
+    title = f"{model}: {'feature importances' if kind == 'feature_importances' else 'coefficients'}{more}"
+    return bars([names[index] for index in top], shown, label, title)
+
+
+def bars(names: list[str], values: NDArray[Any], label: str, title: str) -> bytes:
+    """Horizontal bars, the first name on top; a negative value's bar red."""
+    figure = new_figure(7.0, 1.5 + 0.3 * len(names))
     axes = figure.add_subplot()
-    positions = np.arange(len(top))[::-1]
-    axes.barh(positions, shown, color=["tab:blue" if value >= 0 else "tab:red" for value in shown])
-    axes.set_yticks(positions, [clipped(names[index]) for index in top])
+    positions = np.arange(len(names))[::-1]
+    axes.barh(positions, values, color=["tab:blue" if value >= 0 else "tab:red" for value in values])
+    axes.set_yticks(positions, [clipped(name) for name in names])
     axes.axvline(0, color="grey", linewidth=0.8)
     axes.set_xlabel(label)
-    more = f", top {len(top)} of {len(names)}" if len(names) > len(top) else ""
-    axes.set_title(f"{model}: {'feature importances' if kind == 'feature_importances' else 'coefficients'}{more}")
+    axes.set_title(title)
     return png(figure)
+
+
+def table_chart(table: bytes, column: str, title: str) -> bytes:
+    """The top 20 rows of a CSV table (a booster's importance, as a mapping file's reading
+    wrote it) by the size of ``column``, as bars named by the table's ``feature`` column,
+    else its first. Raises ValueError for a table without that column or any number in it
+    (the table is a journal's: read as untrusted text)."""
+    rows = list(csv.reader(io.StringIO(table.decode("utf-8"))))
+    if not rows or column not in rows[0]:
+        raise ValueError(f"the table has no column {column!r}")
+    header = rows[0]
+    at, named_by = header.index(column), header.index("feature") if "feature" in header else 0
+    found: list[tuple[str, float]] = []
+    for row in rows[1:]:
+        try:
+            found.append((row[named_by], float(row[at])))
+        except (IndexError, ValueError):  # a feature the library gave no value for
+            continue
+    if not found:
+        raise ValueError(f"no numbers in column {column!r}")
+    found.sort(key=lambda item: -abs(item[1]))
+    top = found[:TOP]
+    more = f", top {len(top)} of {len(found)}" if len(found) > len(top) else ""
+    return bars([name for name, _ in top], np.array([value for _, value in top]), column, f"{title}{more}")
 
 
 def clipped(name: str, limit: int = 40) -> str:

@@ -53,8 +53,9 @@ PARAMS, TAGS, METRIC, ARTIFACT = "params", "tags", "metric", "artifact"
 # Entries the uploader turns into more than a value. A model is saved once, in its final
 # state, when the run ends, with what its model card says of it (params, metrics,
 # datasets); datasets and child runs go up with the batch they are in; an evaluation (a
-# model's predictions on a dataset, in an .npz) becomes its scores and pictures.
-ENTRY_KINDS = frozenset({"model", "model_card", "dataset", "child_run", "evaluation"})
+# model's predictions on a dataset, in an .npz) becomes its scores and pictures; a chart
+# (a CSV table a mapping file's reading logged) becomes a picture among its model's.
+ENTRY_KINDS = frozenset({"model", "model_card", "dataset", "child_run", "evaluation", "chart"})
 
 # --- the meta's fields ----------------------------------------------------------------
 # run_id, owns_run (False: a joined run, which pypads does not end), tracking_uri,

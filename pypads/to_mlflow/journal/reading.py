@@ -47,6 +47,7 @@ class Batch:
     datasets: list[dict[str, Any]] = field(default_factory=list)  # "dataset" entries
     child_runs: list[dict[str, Any]] = field(default_factory=list)  # "child_run" entries
     evaluations: list[dict[str, Any]] = field(default_factory=list)  # "evaluation" entries
+    charts: list[dict[str, Any]] = field(default_factory=list)  # "chart" entries
     models: int = 0  # how many "model" entries
     offset: int = 0  # the journal length these entities reach
 
@@ -67,6 +68,8 @@ class Batch:
             self.child_runs.append(entry)
         elif kind == "evaluation":
             self.evaluations.append(entry)
+        elif kind == "chart":
+            self.charts.append(entry)
         elif kind == "model":
             self.models += 1
 

@@ -164,6 +164,20 @@ class Evaluations:
         self._keep(model, files)
         return [f"{label}: {message}" for message in warnings]
 
+    def add_chart(self, entry: dict[str, Any], table: bytes) -> list[str]:
+        """A chart of a CSV table a mapping file's reading logged (a booster's importance:
+        the top 20 rows by one column), ``<name>.png`` among the pictures of the model
+        labelled as the entry says; returns what failed."""
+        label, name, column = (str(entry.get(key) or "") for key in ("label", "name", "column"))
+        if not self._draw or not label or not name:
+            return []
+        try:
+            picture = evaluation.table_chart(table, column, f"{label}: {name} ({column})")
+        except Exception as error:  # a damaged table, or one without the column
+            return [f"{label}: {name}.png: failed, {type(error).__name__}: {error}"]
+        self._keep(self.by_label.setdefault(label, ModelEvaluations()), {f"{name}.png": picture})
+        return []
+
     def _keep(self, model: ModelEvaluations, files: dict[str, bytes]) -> None:
         if not files:
             return

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pypads.to_mlflow.access import mlflow_connection
+from pypads.to_mlflow.journal.format import stays_inside
 from pypads.to_mlflow.journal.reading import JournalReader
 from pypads.to_mlflow.timeouts import AnswerClock
 from pypads.to_mlflow.uploader.reports import Warn
@@ -53,6 +54,7 @@ class ModelPages:
         self._pictures = pictures
         self._saved: set[str] = set()  # keys of the models saved by this uploader
         self._unpictured: dict[str, bytes] = {}  # label -> a saved model, its own pictures not drawn yet
+        self._charts: list[tuple[dict[str, Any], bytes]] = []  # "chart" entries and their tables, not drawn yet
         self.child_runs: dict[str, str] = {}  # model label -> its child run, when the run compares models
 
     @functools.cached_property
@@ -80,6 +82,14 @@ class ModelPages:
         if lines:
             mlflow_connection.log_linked_metrics(client, run_id, lines, self.journal.dataset, self._warn,
                                                   self._clock.call)
+
+    def add_charts(self, entries: list[dict[str, Any]]) -> None:
+        """Keep "chart" entries (a table a mapping file's reading logged, see
+        :meth:`Evaluations.add_chart`) until the pictures are drawn."""
+        for entry in entries:
+            table = self.journal.entry_content(entry)
+            if table is not None:
+                self._charts.append((entry, table))
 
     def with_scores(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Child run entries with their model's training scores among their metrics."""
@@ -143,6 +153,10 @@ class ModelPages:
                 failures += self._evaluations.add_model(label, pickled)
             except Exception as error:  # one model's pictures never cost the others'
                 failures.append(f"pypads could not draw {label}: {type(error).__name__}: {error}")
+        for entry, table in self._charts:
+            between()
+            failures += self._evaluations.add_chart(entry, table)
+        self._charts.clear()
         try:
             failures += self._evaluations.draw(self._labels(), between)
         except Exception as error:  # a full or read-only temporary folder: no pictures
@@ -152,6 +166,9 @@ class ModelPages:
         try:
             for label, folder in drawn.items():
                 child = self.child_runs.get(label)
+                if not (child or len(drawn) == 1 or stays_inside(label)):  # a label from a hostile journal
+                    failures.append(f"pypads left out the pictures of {label!r}: not a folder inside the run")
+                    continue
                 where = None if child or len(drawn) == 1 else label
                 self._clock.call(client.log_artifacts, child or run_id, str(folder), where)
         except Exception as error:

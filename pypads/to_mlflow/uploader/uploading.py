@@ -207,6 +207,8 @@ class Uploader:
                 mlflow_connection.log_datasets(self._open_client, run_id, batch.datasets, self._warn_once, self.clock.call)
             if batch.evaluations:  # before child runs: their metrics include the training scores
                 self._pages.evaluate(self._open_client, self._open_run_id, batch.evaluations)
+            if batch.charts:
+                self._pages.add_charts(batch.charts)
             if batch.child_runs:
                 self._pages.child_runs.update(mlflow_connection.log_child_runs(self._open_client, run_id,
                                                                   self._pages.with_scores(batch.child_runs),
