@@ -104,6 +104,12 @@ def test_xgboost_train_logs_params_curves_best_iteration_and_a_loadable_booster(
     booster_run = child(client, parent, "Booster")
     assert booster_run.data.params["max_depth"] == "3"
     assert booster_run.data.metrics["best_iteration"] == best
+    # Its data: the DMatrix objects, named as the script names them; its importance as a chart beside the model's pictures.
+    used = [(item.dataset.name, item.tags[0].value) for item in booster_run.inputs.dataset_inputs]
+    assert used == [("dtrain", "training"), ("dtest", "evaluation")]
+    with open(client.download_artifacts(booster_run.info.run_id, "feature_importance.png", str(tmp_path)), "rb") as chart:
+        picture = chart.read()
+    assert picture.startswith(b"\x89PNG") and len(picture) <= 200_000
     # The model's own run shows the whole curve, as the parent does.
     curve = client.get_metric_history(booster_run.info.run_id, "test.logloss")
     assert [(point.step, point.value) for point in sorted(curve, key=lambda point: point.step)] == \
@@ -112,11 +118,20 @@ def test_xgboost_train_logs_params_curves_best_iteration_and_a_loadable_booster(
 
 def test_xgboost_cv_logs_each_rounds_mean_and_std(tmp_path, monkeypatch):
     parent, _ = run(BREAST_CANCER + textwrap.dedent("""
+        import scipy.sparse
         import xgboost as xgb
+        sparse = scipy.sparse.csr_matrix(np.where(X_train > np.median(X_train, axis=0), X_train, 0.0))
         result = xgb.cv({"max_depth": 2, "objective": "binary:logistic", "eval_metric": "auc"},
-                        xgb.DMatrix(X_train, label=y_train), 15, nfold=4, seed=1)
+                        xgb.DMatrix(sparse, label=y_train), 15, nfold=4, seed=1)
         result.to_csv("cv.csv", index=False)
+        np.save("shape.npy", np.array(sparse.shape))
     """), tmp_path, monkeypatch)
+    # Its data, sparse: digested and described by its shape, never densified.
+    (data,) = parent.run.inputs.dataset_inputs
+    rows, columns = np.load(tmp_path / "shape.npy")
+    assert json.loads(data.dataset.profile)["num_rows"] == rows
+    features = json.loads(json.loads(data.dataset.schema)["mlflow_tensorspec"]["features"])
+    assert features[0]["tensor-spec"]["shape"] == [-1, columns]
     assert parent.params["xgboost.cv.nfold"] == "4" and parent.params["xgboost.cv.max_depth"] == "2"
     expected = pandas.read_csv(tmp_path / "cv.csv")
     for column in ("test-auc-mean", "test-auc-std", "train-auc-mean"):
@@ -159,6 +174,12 @@ def test_lightgbm_train_records_its_curves_without_the_scripts_callback(tmp_path
     np.testing.assert_array_equal(booster.predict(X_test), np.load(tmp_path / "predicted.npy"))
     regressor = mlflow.lightgbm.load_model(f"models:/{logged_model(client, parent, 'LGBMRegressor').model_id}")
     np.testing.assert_array_equal(regressor.predict(X_test), np.load(tmp_path / "predicted_reg.npy"))
+    # The Dataset's raw data, read before train frees it: the same dataset the estimator was fitted on.
+    booster_run = child(client, parent, "Booster")
+    for name in ("Booster", "LGBMRegressor"):
+        used = [(item.dataset.name, item.tags[0].value) for item in child(client, parent, name).inputs.dataset_inputs]
+        assert used == [("X_train", "training"), ("X_test", "evaluation")], name
+    assert "feature_importance.png" in [item.path for item in client.list_artifacts(booster_run.info.run_id)]
 
 
 def test_lightgbm_cv_logs_each_rounds_mean_and_stdv(tmp_path, monkeypatch):

@@ -69,6 +69,19 @@ def test_formula_ols_arima_and_a_regularized_fit(tmp_path, monkeypatch):
     loaded = mlflow.statsmodels.load_model(f"models:/{models['ARIMA'].model_id}")
     np.testing.assert_allclose(loaded.forecast(3), facts["arima"]["forecast"])
     np.testing.assert_allclose(mlflow.statsmodels.load_model(f"models:/{models['OLS_1'].model_id}").params, facts["lasso"])
+    # Each model's data, read of the model: a formula's frame, exog and endog, or a time series (beside
+    # the constant column the trend makes), named as the script names it; the coefficients as a chart too.
+    children = {child.info.run_name: child for child in client.search_runs(
+        [run.run.info.experiment_id], f"tags.`mlflow.parentRunId` = '{run.run_id}'")}
+    assert sorted(children) == ["ARIMA", "OLS", "OLS_1"]
+    (ols_data,) = children["OLS"].inputs.dataset_inputs
+    assert ols_data.dataset.name == "longley"
+    assert {"TOTEMP", "GNP", "POP"} < {column["name"] for column in json.loads(ols_data.dataset.schema)["mlflow_colspec"]}
+    (lasso_data,) = children["OLS_1"].inputs.dataset_inputs
+    assert [column["name"] for column in json.loads(lasso_data.dataset.schema)["mlflow_colspec"]] == ["const", "GNP", "POP"]
+    (arima_data,) = children["ARIMA"].inputs.dataset_inputs
+    assert arima_data.dataset.name == "sunspots" and json.loads(arima_data.dataset.profile)["num_rows"] == 309
+    assert "coefficients.png" in [item.path for item in client.list_artifacts(children["OLS"].info.run_id)]
 
 
 def test_what_the_reading_calls_warns_the_script_of_nothing(tmp_path):

@@ -118,8 +118,10 @@ class Catalogue:
     def identify(self, call: TrackedCall, features: Any, targets: Any, known_by: Any = None) -> Known | None:
         """The dataset of ``features`` (with ``targets``): seen before, or digested and
         named now; None for a value that is no array or frame, or cannot be digested.
-        ``known_by``: the object the data was read of (an XGBoost ``DMatrix``), by which it
-        is known instead of ``(features, targets)``, and named if the script names it."""
+        ``known_by``: the object the data was read of (an XGBoost ``DMatrix``, a statsmodels
+        model), by which it is known instead of ``(features, targets)``. The dataset is
+        named as the script names its features, else its targets (a time series beside
+        the constant column a model made), else ``known_by`` if it is no model."""
         key = (id(known_by), id(None)) if known_by is not None else (id(features), id(targets))
         holder = features if known_by is None else known_by
         entry = self._seen.get(key)
@@ -135,7 +137,10 @@ class Catalogue:
         digest = _digest(features, targets)
         known = None if digest is None else self._by_digest.get(digest)
         if digest is not None and known is None:
-            name = caller_name(features, call) or (None if known_by is None else caller_name(known_by, call))
+            name = caller_name(features, call)
+            if name is None and known_by is not None:
+                name = caller_name(targets, call) if targets is not None else None
+                name = name or (None if known_by is call.instance else caller_name(known_by, call))
             known = self._by_digest[digest] = Known(
                 name or f"dataset-{digest[:8]}", digest,
                 "training" if call.hooks & FIT_HOOKS else "evaluation", described, describe(targets))

@@ -95,7 +95,7 @@ def schema_of(described: dict[str, Any] | None) -> Schema | None:
 
 
 def _schema_of(described: dict[str, Any] | None) -> Schema | None:
-    if not described or described.get("kind") not in {"array", "frame", "series"}:
+    if not described or described.get("kind") not in {"array", "sparse", "frame", "series"}:
         return None
     if described["kind"] == "frame":
         return Schema([ColSpec(_column_type(dtype), str(name)) for name, dtype in zip(described["columns"], described["dtypes"])])
@@ -103,6 +103,7 @@ def _schema_of(described: dict[str, Any] | None) -> Schema | None:
         return Schema([ColSpec(_column_type(described["dtype"]))])
     if described.get("fields"):  # a structured array: a column per field, as a frame's
         return Schema([ColSpec(_column_type(dtype), str(name)) for name, dtype in described["fields"]])
+    # An array, or a sparse matrix (described by its dtype and shape, never densified)
     return Schema([TensorSpec(_tensor_dtype(described["dtype"]), (-1, *described["shape"][1:]))])
 
 
