@@ -88,3 +88,26 @@ def test_an_uploader_that_died_drawing_leaves_a_recovery_nothing_to_send_twice(t
     assert len(client.search_logged_models([parent.info.experiment_id])) == 2  # not saved again
     assert len(client.search_runs([parent.info.experiment_id])) == 3  # nor the child runs
     assert not folder.exists()
+
+
+def test_a_chart_entry_is_drawn_onto_its_models_page_and_a_hostile_one_writes_nothing(tmp_path, store_uri):
+    writer = JournalWriter.create(RunTarget(Store(store_uri, tmp_path / "artifacts"), "charts"), tmp_path / "journal")
+    table = b"feature,split,gain\nage,3,10.5\nbmi,9,40.0\n"
+    writer.record_entry({"kind": "chart", "label": "Booster", "name": "feature_importance", "column": "gain"}, table)
+    # Hand-written lines: a label leaving the run, a name with a path, a column the table lacks.
+    writer.record_entry({"kind": "chart", "label": "../../escaped", "name": "x", "column": "gain"}, table)
+    writer.record_entry({"kind": "chart", "label": "Other", "name": "../../../escaped", "column": "gain"}, table)
+    writer.record_entry({"kind": "chart", "label": "Third", "name": "importance", "column": "cover"}, table)
+    writer.close()
+    uploader = Uploader(writer.folder)
+    assert uploader.finish("FINISHED")
+
+    client = MlflowClient(store_uri)
+    run = client.get_run(uploader.run_id)
+    files = sorted(item.path for folder in client.list_artifacts(run.info.run_id)
+                   for item in (client.list_artifacts(run.info.run_id, folder.path) if folder.is_dir else [folder]))
+    assert files == ["Booster/feature_importance.png", "Other/escaped.png"]  # a name is a file name, never a path
+    assert not list(tmp_path.rglob("x.png"))  # the leaving label's picture is nowhere
+    assert [path.parent.name for path in tmp_path.rglob("escaped*")] == ["Other"]
+    failure = run.data.tags["pypads.failure.pictures"]
+    assert "'../../escaped'" in failure and "Third: importance.png: failed" in failure and "'cover'" in failure

@@ -24,7 +24,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
-from pypads.to_mlflow.evaluation import Evaluation, estimator_html, importances, pictures, scores
+from pypads.to_mlflow.evaluation import Evaluation, estimator_html, importances, pictures, scores, table_chart
+from pypads.to_mlflow.evaluation.importance import ranked_rows
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -305,3 +306,14 @@ def test_pictures_leave_the_users_pyplot_as_it_was():
         assert matplotlib.get_backend() == backend and matplotlib.rcParams["figure.dpi"] == dpi
     finally:
         plt.close(users)
+
+
+def test_a_table_a_mapping_logged_is_charted_by_the_size_of_one_column():
+    lightgbm = b"feature,split,gain\nage,3,10.5\nbmi,9,-40.0\nbp,0,\nsex,1,2.25\n"
+    assert ranked_rows(lightgbm, "gain") == [("bmi", -40.0), ("age", 10.5), ("sex", 2.25)]  # bp has no gain
+    xgboost = "".join(f"f{index},{index}.5\n" for index in range(30)).encode()
+    assert [name for name, _ in ranked_rows(b",gain\n" + xgboost, "gain")][:3] == ["f29", "f28", "f27"]  # rows by the first column
+    assert_pictures({"chart.png": table_chart(b",gain\n" + xgboost, "gain", "Booster: importance")}, ["chart.png"])
+    for damaged in (b"feature,split\nage,3\n", b"feature,gain\nage,lots\n", b""):
+        with pytest.raises(ValueError, match="gain"):
+            ranked_rows(damaged, "gain")

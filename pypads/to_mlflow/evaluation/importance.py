@@ -134,9 +134,17 @@ def bars(names: list[str], values: NDArray[Any], label: str, title: str) -> byte
 
 def table_chart(table: bytes, column: str, title: str) -> bytes:
     """The top 20 rows of a CSV table (a booster's importance, as a mapping file's reading
-    wrote it) by the size of ``column``, as bars named by the table's ``feature`` column,
-    else its first. Raises ValueError for a table without that column or any number in it
-    (the table is a journal's: read as untrusted text)."""
+    wrote it) by the size of ``column`` (see :func:`ranked_rows`), as bars."""
+    found = ranked_rows(table, column)
+    top = found[:TOP]
+    more = f", top {len(top)} of {len(found)}" if len(found) > len(top) else ""
+    return bars([name for name, _ in top], np.array([value for _, value in top]), column, f"{title}{more}")
+
+
+def ranked_rows(table: bytes, column: str) -> list[tuple[str, float]]:
+    """The rows of a CSV table that have a number in ``column``, largest in size first,
+    named by the table's ``feature`` column, else its first. Raises ValueError for a table
+    without that column or any number in it (a journal's table: read as untrusted text)."""
     rows = list(csv.reader(io.StringIO(table.decode("utf-8"))))
     if not rows or column not in rows[0]:
         raise ValueError(f"the table has no column {column!r}")
@@ -151,9 +159,7 @@ def table_chart(table: bytes, column: str, title: str) -> bytes:
     if not found:
         raise ValueError(f"no numbers in column {column!r}")
     found.sort(key=lambda item: -abs(item[1]))
-    top = found[:TOP]
-    more = f", top {len(top)} of {len(found)}" if len(found) > len(top) else ""
-    return bars([name for name, _ in top], np.array([value for _, value in top]), column, f"{title}{more}")
+    return found
 
 
 def clipped(name: str, limit: int = 40) -> str:
