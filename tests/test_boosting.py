@@ -233,3 +233,19 @@ def test_a_mapping_can_have_the_library_record_only_with_a_function_of_its_own(t
     """), tmp_path)
     assert result.returncode == 0 and "trained 5" in result.stdout, result.stderr
     assert only_run(store_of(tmp_path)).params["Booster.max_depth"] == "2"
+
+
+def test_the_scripts_own_warnings_show_as_often_as_untracked(tmp_path):
+    # XGBoost warns once per place of positional evals; a reading must not make Python forget it has shown it.
+    script = BREAST_CANCER + textwrap.dedent("""
+        import xgboost as xgb
+        dtrain = xgb.DMatrix(X_train, label=y_train)
+        for rounds in (2, 3, 4):
+            xgb.train({"max_depth": 2}, dtrain, rounds, [(dtrain, "train")], verbose_eval=False)
+    """)
+    tracked = run_script(script, tmp_path)
+    (tmp_path / "untracked").mkdir()
+    untracked = run_script(script.replace("tracker = PyPads()", ""), tmp_path / "untracked")
+    assert tracked.returncode == untracked.returncode == 0, tracked.stderr
+    said = "FutureWarning: Pass `evals` as keyword args"
+    assert untracked.stderr.count(said) == 1 and tracked.stderr.count(said) == 1, tracked.stderr

@@ -11,10 +11,12 @@ the ``record_evaluation`` callback). See ``docs/mappings.md``.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import types
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pypads.core import CallReading, Logger, Recorder, redact, redact_params, redact_text, resolve_loaded
@@ -66,12 +68,7 @@ class Readings(Logger):
         reading = call.reading
         if reading is None or call.depth != 0 or call.exception is not None:
             return
-        # What the reading calls is the library's (statsmodels' summary() warns of a small
-        # sample): no warning of it reaches the script, which made no such call itself.
-        # (catch_warnings is process-wide: another thread's warning in these moments is
-        # lost too, a smaller harm than one the script did not cause.)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with _unshown_warnings():
             self._log(call, reading, before, options["max_steps"])
 
     def _log(self, call: TrackedCall, reading: CallReading, before: Any, max_steps: int) -> None:
@@ -135,6 +132,43 @@ class Readings(Logger):
         name = f"{library}.{call.name}" if library else call.name
         counts[name] = number = counts.get(name, 0) + 1
         return name if number == 1 else f"{name}_{number}"
+
+
+class _Quiet(threading.local):
+    active = False
+
+
+_quiet = _Quiet()
+_shown_by: list[Callable[..., Any]] = []  # the showwarning that was in place when ours came in
+
+
+@contextlib.contextmanager
+def _unshown_warnings() -> Iterator[None]:
+    """What a reading calls is the library's (statsmodels' summary() warns of a small
+    sample): no warning of it is shown to the script, which made no such call itself.
+
+    Not ``catch_warnings``: any change to the warning filters, even one undone, makes
+    Python forget which warnings it has shown, so the script's own "once per place"
+    warnings (XGBoost's FutureWarning for positional ``evals``) would show again after
+    each tracked call. Only ``showwarning`` is replaced, and only this thread's warnings
+    are kept from it; a warning made an error (``-W error``) still raises, and the value
+    that raised is left out. Another thread's warning while ours is in place is shown."""
+    installed = warnings.showwarning is not _show
+    if installed:
+        _shown_by[:] = [warnings.showwarning]
+        warnings.showwarning = _show
+    _quiet.active = True
+    try:
+        yield
+    finally:
+        _quiet.active = False
+        if installed and warnings.showwarning is _show:
+            warnings.showwarning = _shown_by[0]
+
+
+def _show(*args: Any, **kwargs: Any) -> None:
+    if not _quiet.active and _shown_by:
+        _shown_by[0](*args, **kwargs)
 
 
 def fitted_model(call: TrackedCall) -> Any:
