@@ -249,3 +249,22 @@ def test_the_scripts_own_warnings_show_as_often_as_untracked(tmp_path):
     assert tracked.returncode == untracked.returncode == 0, tracked.stderr
     said = "FutureWarning: Pass `evals` as keyword args"
     assert untracked.stderr.count(said) == 1 and tracked.stderr.count(said) == 1, tracked.stderr
+
+
+def test_a_recorder_pypads_adds_never_breaks_the_training(tmp_path, monkeypatch):
+    # LightGBM's own record_evaluation raises KeyError when a callback adds a validation set
+    # halfway (LightGBM's python-guide advanced_example.py does): the script must not notice.
+    parent, _ = run(DIABETES + textwrap.dedent("""
+        import lightgbm as lgb
+        train = lgb.Dataset(X_train, y_train, free_raw_data=False)
+        def add_a_valid_set(env):
+            if env.iteration - env.begin_iteration == 5:
+                env.model.add_valid(lgb.Dataset(X_test, y_test, reference=train), "new_valid")
+        add_a_valid_set.before_iteration = True
+        booster = lgb.train({"objective": "regression", "verbose": -1}, train, 10, valid_sets=[train],
+                            callbacks=[add_a_valid_set])
+        print("trained", booster.current_iteration())
+    """), tmp_path, monkeypatch)
+    assert parent.params["Booster.num_boost_round"] == "10"
+    # The recording broke at round 5: half a curve would mislead, so there is none.
+    assert not [key for key in parent.metrics if key.startswith("Booster.training")], parent.metrics

@@ -208,8 +208,34 @@ def record(call: TrackedCall, recorder: Recorder) -> dict[str, Any] | None:
         made = make(recorded)
     except Exception:  # a function that wants other arguments: the call goes on unrecorded
         return None
-    call.kwargs[name] = [*(existing or ()), made]
+    call.kwargs[name] = [*(existing or ()), Guarded(made, recorded) if callable(made) else made]
     return recorded
+
+
+class Guarded:
+    """A recorder pypads added to the call (LightGBM's ``record_evaluation`` callback),
+    whose failure never reaches the training: LightGBM's own raises ``KeyError`` when a
+    script's callback adds a validation set halfway. After a failure it records nothing,
+    and what it recorded is dropped: half a curve would say training stopped there. Its
+    other attributes are the recorder's (LightGBM reads a callback's ``order``)."""
+
+    def __init__(self, recorder: Callable[..., Any], recorded: dict[str, Any]) -> None:
+        self._recorder = recorder
+        self._recorded = recorded
+        self._failed = False
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._failed:
+            return None
+        try:
+            return self._recorder(*args, **kwargs)
+        except Exception:
+            self._failed = True
+            self._recorded.clear()
+            return None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._recorder, name)
 
 
 def params_of_call(call: TrackedCall, reading: CallReading) -> dict[str, str]:
