@@ -249,6 +249,10 @@ def test_the_scripts_own_warnings_show_as_often_as_untracked(tmp_path):
     assert tracked.returncode == untracked.returncode == 0, tracked.stderr
     said = "FutureWarning: Pass `evals` as keyword args"
     assert untracked.stderr.count(said) == 1 and tracked.stderr.count(said) == 1, tracked.stderr
+    # Arguments given by position where XGBoost wants keywords (its demos do) are read all the same.
+    parent = only_run(store_of(tmp_path))
+    assert parent.params["Booster.max_depth"] == "2" and parent.params["Booster.num_boost_round"] == "2"
+    assert len(parent.metric_history("Booster_2.train.rmse")) == 4
 
 
 def test_a_recorder_pypads_adds_never_breaks_the_training(tmp_path, monkeypatch):
@@ -268,3 +272,14 @@ def test_a_recorder_pypads_adds_never_breaks_the_training(tmp_path, monkeypatch)
     assert parent.params["Booster.num_boost_round"] == "10"
     # The recording broke at round 5: half a curve would mislead, so there is none.
     assert not [key for key in parent.metrics if key.startswith("Booster.training")], parent.metrics
+
+
+def test_a_linear_booster_has_its_weights_as_a_table_and_no_chart_of_the_gain_it_lacks(tmp_path, monkeypatch):
+    parent, _ = run(BREAST_CANCER + textwrap.dedent("""
+        import xgboost as xgb
+        booster = xgb.train({"booster": "gblinear", "objective": "binary:logistic"}, xgb.DMatrix(X_train, label=y_train), 5)
+    """), tmp_path, monkeypatch)
+    table = list(csv.DictReader(io.StringIO(parent.artifact_text("Booster/feature_importance.csv"))))
+    assert set(table[0]) == {"", "weight"} and len(table) == 30
+    assert not [path for path in parent.artifacts() if path.endswith(".png")]
+    assert not [key for key in parent.run.data.tags if key.startswith("pypads.failure")], parent.run.data.tags

@@ -26,8 +26,13 @@ def bound_arguments(call: TrackedCall) -> dict[str, Any]:
         return dict(call.kwargs)
     try:
         return dict(signature.bind_partial(*call.args, **call.kwargs).arguments)
-    except TypeError:  # arguments the signature refuses: the original has raised already
-        return dict(call.kwargs)
+    except TypeError:
+        # Positional arguments for keyword-only parameters, which a decorator of the
+        # library still takes by their order (``xgboost.train(params, dtrain, 10, evals)``,
+        # with a FutureWarning); or arguments the original has refused already.
+        named = [parameter.name for parameter in signature.parameters.values()
+                 if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+        return {**dict(zip(named, call.args)), **call.kwargs}
 
 
 @functools.lru_cache(maxsize=256)

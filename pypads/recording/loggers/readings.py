@@ -111,12 +111,16 @@ class Readings(Logger):
     def _log_files(self, call: TrackedCall, reading: CallReading, label: str) -> None:
         charts = dict(reading.charts)
         for name, columns in reading.tables:
-            table = csv_table([(column, read(source, call, None)) for column, source in columns])
+            values = [(column, read(source, call, None)) for column, source in columns]
+            table = csv_table(values)
             if table is None:
                 continue
             content = table.encode("utf-8")
             call.run.writer.log_bytes(f"{label}/{name}.csv", content)
-            if name in charts:  # drawn by the uploader: matplotlib stays out of the script
+            # Drawn by the uploader (matplotlib stays out of the script); not for a column the
+            # library did not give (a linear booster has no gain).
+            charted = dict(values).get(charts.get(name, ""))
+            if charted is not None and (not hasattr(charted, "__len__") or len(charted) > 0):
                 call.run.writer.log_entry({"kind": "chart", "label": label, "name": name, "column": charts[name]},
                                           content)
         for name, source in reading.texts:
