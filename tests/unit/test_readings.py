@@ -16,6 +16,7 @@ from pypads.core import Call, MappingError
 from pypads.core.mapping import parse_mapping
 from pypads.core.mapping.reading import parse_source
 from pypads.recording.content.call_values import csv_table, curves_of, read, scalars_of, thinned
+from pypads.recording.loggers.readings import params_of_call
 
 
 def mapping(reading: dict) -> dict:
@@ -132,3 +133,11 @@ def test_charts_and_data_are_parsed():
     alternatives = parse_mapping(mapping({"data": [{"features": "instance.data.orig_exog", "targets": "instance.data.orig_endog"},
                                                    {"features": "instance.data.orig_endog"}]})).entries[0].reading_for("train")
     assert alternatives is not None and [item.targets is None for item in alternatives.data] == [False, True]
+
+
+def test_params_given_as_pairs_are_items_and_a_key_given_twice_a_list():
+    pairs = [("max_depth", 2), ("eval_metric", "logloss"), ("eval_metric", "error")]
+    call = a_call_of_xgboost_train(pairs, xgboost.DMatrix(np.zeros((2, 2)), label=np.zeros(2)))
+    reading = parse_mapping(mapping({"params": ["params"]})).entries[0].reading_for("train")
+    assert reading is not None
+    assert params_of_call(call, reading) == {"max_depth": "2", "eval_metric": "['logloss', 'error']"}

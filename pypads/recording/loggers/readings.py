@@ -244,12 +244,24 @@ class Guarded:
 
 def params_of_call(call: TrackedCall, reading: CallReading) -> dict[str, str]:
     """The values ``reading`` names as params, as text, secrets hidden: a mapping by its
-    items (a params dict, a ``**kwargs``), any other value by its source's name."""
+    items (a params dict, a ``**kwargs``), a list of pairs too (XGBoost's way to give a key
+    twice: ``[("eval_metric", "logloss"), ("eval_metric", "error")]`` gives a list), any
+    other value by its source's name."""
     params: dict[str, Any] = {}
     for source in reading.params:
         value = read(source, call, None, _MISSING)
         if isinstance(value, Mapping):
             params.update((str(key), item) for key, item in value.items())
+        elif _is_pairs(value):
+            given: dict[str, list[Any]] = {}
+            for key, item in value:
+                given.setdefault(key, []).append(item)
+            params.update((key, items[0] if len(items) == 1 else items) for key, items in given.items())
         elif value is not _MISSING:
             params[source.name] = value
     return redact_params({key: param_text(value) for key, value in redact(params).items()})
+
+
+def _is_pairs(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(
+        isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str) for item in value)
