@@ -87,7 +87,9 @@ def test_xgboost_train_logs_params_curves_best_iteration_and_a_loadable_booster(
     # Each model is logged once, in MLflow's xgboost flavour, predicting what the script predicted.
     booster_model = logged_model(client, parent, "Booster")
     assert {"max_depth": "3", "objective": "binary:logistic"}.items() <= booster_model.params.items()
-    assert "test.logloss" in {metric.key for metric in booster_model.metrics}
+    # Each curve's last value on the model's page, linked to the evaluation set it was computed on.
+    linked = {metric.key: metric.dataset_name for metric in booster_model.metrics}
+    assert linked["test.logloss"] == "dtest" and linked["train.logloss"] == "dtrain"
     loaded = mlflow.xgboost.load_model(f"models:/{booster_model.model_id}")
     X_test = np.load(tmp_path / "X_test.npy")
     np.testing.assert_array_equal(loaded.predict(xgb.DMatrix(X_test)), np.load(tmp_path / "predicted.npy"))
@@ -179,6 +181,8 @@ def test_lightgbm_train_records_its_curves_without_the_scripts_callback(tmp_path
     for name in ("Booster", "LGBMRegressor"):
         used = [(item.dataset.name, item.tags[0].value) for item in child(client, parent, name).inputs.dataset_inputs]
         assert used == [("X_train", "training"), ("X_test", "evaluation")], name
+    linked = {metric.key: metric.dataset_name for metric in logged_model(client, parent, "Booster").metrics}
+    assert linked["train.l2"] == "X_train" and linked["valid.l2"] == "X_test"
     assert "feature_importance.png" in [item.path for item in client.list_artifacts(booster_run.info.run_id)]
 
 

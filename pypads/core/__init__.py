@@ -38,6 +38,7 @@ from pypads.core.logger import Logger, LoggerOnEvent, OptionKind, check_option_k
 from pypads.core.mapping import (
     CallReading,
     DataReading,
+    EvalSets,
     HookRule,
     MappingEntry,
     MappingFile,
@@ -76,7 +77,7 @@ from pypads.core.schemas import (
 )
 
 __all__ = [
-    "CALLMONITOR", "Call", "CallMonitorError", "CallReading", "DataReading", "Recorder", "Source",
+    "CALLMONITOR", "Call", "CallMonitorError", "CallReading", "DataReading", "EvalSets", "Recorder", "Source",
     "CallSite", "ConfigError", "HookRule", "Logger", "LoggerFailure",
     "LoggerOnEvent", "LoggerWarning", "MappingEntry", "MappingError", "MappingFile", "OptionKind", "PASSES_THROUGH_LOGGERS",
     "PIPELINE_GRAPH", "Patcher", "PatchingFinder", "PyPadsError", "REDACTED", "RecordingWarning", "ResultsError",

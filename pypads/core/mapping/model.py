@@ -95,6 +95,16 @@ class DataReading:
 
 
 @dataclass(frozen=True)
+class EvalSets:
+    """Where a call's evaluation sets are, and the names its curves begin with: ``sets``
+    gives ``(set, name)`` pairs (XGBoost's ``evals``), or, with ``names``, the sets and
+    their names as two lists (LightGBM's ``valid_sets`` and ``valid_names``)."""
+
+    sets: Source
+    names: Source | None = None
+
+
+@dataclass(frozen=True)
 class CallReading:
     """What a mapping file says to read of one attribute's calls, for the libraries
     whose models are no scikit-learn estimators (a native ``train``): which arguments
@@ -121,6 +131,8 @@ class CallReading:
     data: tuple[DataReading, ...] = ()
     """The data trained on, as a dataset input: the first alternative whose features
     have a value (see :class:`DataReading`)."""
+    evals: EvalSets | None = None
+    """The evaluation sets, to link each curve to the dataset it was computed on."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from pypads.core.home import pypads_home
 from pypads.core.mapping.model import (
     CallReading,
     DataReading,
+    EvalSets,
     HookRule,
     MappingEntry,
     MappingFile,
@@ -210,7 +211,7 @@ def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> Ca
             raise MappingError(source, f"{path}.charts.{name}", f"no table {name!r} in this reading's tables")
         if column not in tables[name]:
             raise MappingError(source, f"{path}.charts.{name}", f"table {name!r} has no column {column!r}")
-    data = raw.get("data")
+    data, evals = raw.get("data"), raw.get("evals")
     return CallReading(
         params=tuple(parse_source(text if "." in text or text == "arguments" else f"arguments.{text}")
                      for text in raw.get("params", ())),
@@ -226,6 +227,8 @@ def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> Ca
         data=tuple(DataReading(parse_source(item["features"]),
                                parse_source(item["targets"]) if "targets" in item else None)
                    for item in ([] if data is None else [data] if isinstance(data, dict) else data)),
+        evals=None if evals is None else EvalSets(parse_source(evals)) if isinstance(evals, str)
+        else EvalSets(parse_source(evals["sets"]), parse_source(evals["names"])),
     )
 
 

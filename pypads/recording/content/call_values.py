@@ -43,11 +43,25 @@ def _signature(function: Callable[..., Any]) -> inspect.Signature | None:
         return None
 
 
+def fitted_model(call: TrackedCall) -> Any:
+    """The model a call fitted, as its mapping's reading says (``result`` or
+    ``instance``); None when it names none."""
+    reading = call.reading
+    if reading is None or reading.model is None:
+        return None
+    return call.result if reading.model == "result" else call.instance
+
+
 def read(source: Source, call: TrackedCall, recorded: Any, missing: Any = None) -> Any:
     """The value ``source`` names in ``call``; ``missing`` where it has none (an argument
     not given, an attribute missing or raising: no evaluation set was given), or where it
     would call a function the called library does not define (a dict's ``clear``)."""
-    value = root_of(source, call, recorded, missing)
+    return read_steps(source, root_of(source, call, recorded, missing), call, missing)
+
+
+def read_steps(source: Source, value: Any, call: TrackedCall, missing: Any = None) -> Any:
+    """What ``source``'s attributes and calls give of ``value`` (its root's value, or
+    another object of that kind: an evaluation set read as the training set is)."""
     library = _library_of(call)
     for step in source.steps:
         if value is None or value is missing:

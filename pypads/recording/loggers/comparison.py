@@ -83,14 +83,15 @@ class Rows:
         if row is not None and (metric in row.scores or len(row.scores) < MAX_SCORES):
             row.scores[metric] = score
 
-    def curve(self, label: str, metric: str, steps: list[tuple[int, float]], timestamp: int) -> None:
+    def curve(self, label: str, metric: str, steps: list[tuple[int, float]], timestamp: int,
+              data: str | None = None) -> None:
         """A training curve of the model labelled ``label``: ``(step, value)`` pairs, the
-        last of them its score."""
+        last of them its score, computed on the dataset named ``data`` if it is known."""
         row = self.by_label.get(label)
         if row is not None and steps and (metric in row.scores or len(row.scores) < MAX_SCORES):
             *earlier, (step, value) = steps
             row.curves[metric] = earlier
-            row.scores[metric] = Score(value, step, timestamp, None)
+            row.scores[metric] = Score(value, step, timestamp, data)
 
     def used(self, label: str, dataset: str, context: str) -> None:
         """The model labelled ``label`` was fitted on (``training``) or predicted on

@@ -14,10 +14,10 @@ import cloudpickle
 from blake3 import blake3
 
 from pypads.core import Logger, redact
+from pypads.recording.content.call_values import fitted_model
+from pypads.recording.content.catalogue import data_arguments, describe
 from pypads.recording.content.lineage import lineage
-from pypads.recording.loggers.datasets import data_arguments, describe
 from pypads.recording.loggers.parameters import params_of
-from pypads.recording.loggers.readings import fitted_model
 from pypads.recording.provenance import distribution_of
 from pypads.run import RunContext, TrackedCall
 

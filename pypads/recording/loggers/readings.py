@@ -20,9 +20,19 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pypads.core import CallReading, Logger, Recorder, redact, redact_params, redact_text, resolve_loaded
-from pypads.recording.content.call_values import bound_arguments, csv_table, curves_of, read, scalars_of, thinned
+from pypads.recording.content.call_values import (
+    bound_arguments,
+    csv_table,
+    curves_of,
+    fitted_model,
+    read,
+    scalars_of,
+    thinned,
+)
+from pypads.recording.content.catalogue import catalogue
 from pypads.recording.content.lineage import lineage
 from pypads.recording.loggers.comparison import Score, rows
+from pypads.recording.loggers.datasets import eval_sets
 from pypads.recording.loggers.parameters import log_params, param_text
 from pypads.run import TrackedCall
 
@@ -93,13 +103,14 @@ class Readings(Logger):
                     max_steps: int) -> None:
         now = int(time.time() * 1000)
         writer = call.run.writer
+        evaluated_on = datasets_of_eval_sets(call, reading) if model is not None else {}
         for source in reading.curves:
             for name, values in curves_of(read(source, call, before)).items():
                 steps = thinned(values, max_steps)
                 for step, value in steps:
                     writer.log_metric(f"{label}.{name}", value, step=step, timestamp=now)
                 if model is not None:
-                    rows(call.run).curve(label, name, steps, now)
+                    rows(call.run).curve(label, name, steps, now, evaluated_on.get(name.split(".")[0]))
         for source in reading.scalars:
             for name, value in scalars_of(source.name, read(source, call, before)).items():
                 if value == source.absent_if:
@@ -175,13 +186,11 @@ def _show(*args: Any, **kwargs: Any) -> None:
         _shown_by[0](*args, **kwargs)
 
 
-def fitted_model(call: TrackedCall) -> Any:
-    """The model a call fitted, as its mapping's reading says (``result`` or
-    ``instance``); None when it names none."""
-    reading = call.reading
-    if reading is None or reading.model is None:
-        return None
-    return call.result if reading.model == "result" else call.instance
+def datasets_of_eval_sets(call: TrackedCall, reading: CallReading) -> dict[str, str]:
+    """The name of each evaluation set (what its curves begin with: ``train``) whose data
+    the run knows as a dataset, and that dataset's name; see the reading's ``evals``."""
+    found = catalogue(call)
+    return {name: known.name for holder, name in eval_sets(call, reading) if (known := found.known(holder, None)) is not None}
 
 
 def record(call: TrackedCall, recorder: Recorder) -> dict[str, Any] | None:

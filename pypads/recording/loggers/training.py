@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from pypads.core import Logger
+from pypads.recording.content.catalogue import catalogue, data_arguments
 from pypads.recording.content.lineage import lineage
-from pypads.recording.loggers.datasets import catalogue, data_arguments
 from pypads.recording.loggers.model import model_of
 from pypads.run import RunContext, TrackedCall
 from pypads.to_mlflow import SILHOUETTE_ROWS as MAX_FEATURE_ROWS

@@ -4,7 +4,7 @@ Two layouts (option ``layout``):
 
 - ``"function"``: one artifact per tracked function, ``calls/<name>.jsonl``, a line per
   call for its inputs and one for its output. Data the run knows as a dataset (see
-  :class:`~pypads.recording.loggers.datasets.Catalogue`) is named, not copied; small values are
+  :class:`~pypads.recording.content.catalogue.Catalogue`) is named, not copied; small values are
   kept as they are (scalars) or as their text; larger ones as a summary with their
   digest. So a script's artifact count grows with the functions it called, not with
   its calls: 1,000 ``predict`` calls make one file.
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pypads.core import REDACTED, Logger, is_secret_name, redact_repr
+from pypads.recording.content.catalogue import Known, catalogue, data_arguments
 from pypads.recording.content.serialize import WriteFormats, serialize, write_format
-from pypads.recording.loggers.datasets import Known, catalogue, data_arguments
 from pypads.recording.provenance import provenance
 from pypads.run import TrackedCall
 

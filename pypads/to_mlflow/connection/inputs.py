@@ -84,7 +84,7 @@ def _dataset_schema(entry: dict[str, Any]) -> str | None:
 
 def schema_of(described: dict[str, Any] | None) -> Schema | None:
     """An MLflow schema from the logger's description of an array, Series or DataFrame
-    (dtypes and shape, see ``pypads.recording.loggers.datasets.describe``): no data needed. None
+    (dtypes and shape, see ``pypads.recording.content.catalogue.describe``): no data needed. None
     for a value of no such kind, or one whose description came from a journal that is
     not well formed: a dataset or a model then goes without a schema, never without
     itself."""
