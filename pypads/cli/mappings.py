@@ -144,6 +144,9 @@ def _reading_text(reading: CallReading) -> str:
         first = reading.data[0]
         parts.append(f"data from {first.features.text}" + (f" and {first.targets.text}" if first.targets else "")
                      + (f" (or {len(reading.data) - 1} other(s))" if len(reading.data) > 1 else ""))
+    if reading.evals is not None:
+        parts.append(f"evaluation sets from {reading.evals.sets.text}"
+                     + (f" named by {reading.evals.names.text}" if reading.evals.names else ""))
     if reading.model is not None:
         parts.append(f"the model is its {reading.model} ({reading.flavour or 'sklearn'} flavour)")
     for kind, sources in (("curves", reading.curves), ("values", reading.scalars)):

@@ -130,6 +130,9 @@ def test_charts_and_data_are_parsed():
     assert reading is not None and reading.charts == (("importance", "gain"),)
     (data,) = reading.data
     assert data.features.argument == "dtrain" and data.targets is not None and data.targets.steps[0].attribute == "get_label"
+    lightgbm = parse_mapping(mapping({"evals": {"sets": "arguments.valid_sets", "names": "arguments.valid_names"}}))
+    evals = lightgbm.entries[0].reading_for("train").evals  # type: ignore[union-attr]
+    assert evals is not None and evals.sets.argument == "valid_sets" and evals.names is not None
     alternatives = parse_mapping(mapping({"data": [{"features": "instance.data.orig_exog", "targets": "instance.data.orig_endog"},
                                                    {"features": "instance.data.orig_endog"}]})).entries[0].reading_for("train")
     assert alternatives is not None and [item.targets is None for item in alternatives.data] == [False, True]
