@@ -191,7 +191,7 @@ def test_mappings_check_shows_what_a_file_patches_and_names_what_is_wrong(tmp_pa
         assert f"{library}: {entries} entries, {entries} resolve, 0 do not" in others.stdout
     assert ("reads train: params from arguments.params, arguments.num_boost_round, arguments.early_stopping_rounds; "
             "data from arguments.dtrain.get_data() and arguments.dtrain.get_label(); "
-            "the model is its result (xgboost flavour)") in others.stdout
+            "evaluation sets from arguments.evals; the model is its result (xgboost flavour)") in others.stdout
     assert "feature_importance.csv and a chart of its gain" in others.stdout
     assert "reads fit: params from instance._get_init_kwds()" in others.stdout
 
