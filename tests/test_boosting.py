@@ -287,3 +287,17 @@ def test_a_linear_booster_has_its_weights_as_a_table_and_no_chart_of_the_gain_it
     assert set(table[0]) == {"", "weight"} and len(table) == 30
     assert not [path for path in parent.artifacts() if path.endswith(".png")]
     assert not [key for key in parent.run.data.tags if key.startswith("pypads.failure")], parent.run.data.tags
+
+
+def test_lightgbm_evaluation_sets_without_names_are_linked_by_lightgbms_own_names(tmp_path, monkeypatch):
+    parent, client = run(DIABETES + textwrap.dedent("""
+        import lightgbm as lgb
+        train = lgb.Dataset(X_train, y_train)
+        booster = lgb.train({"objective": "regression", "verbose": -1}, train, 8,
+                            valid_sets=[train, lgb.Dataset(X_test, y_test, reference=train)])
+    """), tmp_path, monkeypatch)
+    assert len(parent.metric_history("Booster.training.l2")) == len(parent.metric_history("Booster.valid_1.l2")) == 8
+    linked = {metric.key: metric.dataset_name for metric in logged_model(client, parent, "Booster").metrics}
+    assert linked["Booster.training.l2"] == "X_train" and linked["Booster.valid_1.l2"] == "X_test"  # one model: no child run
+    assert {(item.dataset.name, item.tags[0].value) for item in parent.run.inputs.dataset_inputs} == {
+        ("X_train", "training"), ("X_test", "evaluation")}

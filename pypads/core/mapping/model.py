@@ -98,10 +98,15 @@ class DataReading:
 class EvalSets:
     """Where a call's evaluation sets are, and the names its curves begin with: ``sets``
     gives ``(set, name)`` pairs (XGBoost's ``evals``), or, with ``names``, the sets and
-    their names as two lists (LightGBM's ``valid_sets`` and ``valid_names``)."""
+    their names as two lists (LightGBM's ``valid_sets`` and ``valid_names``; a set without a
+    name is called as the library calls it: ``unnamed``, or ``training`` for its training data)."""
 
     sets: Source
     names: Source | None = None
+    unnamed: str | None = None
+    """The library's name for a set without one in ``names``; ``{index}`` is its place."""
+    training: str | None = None
+    """The library's name for the training data given as an evaluation set without one."""
 
 
 @dataclass(frozen=True)

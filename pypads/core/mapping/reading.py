@@ -228,7 +228,7 @@ def _reading(raw: Mapping[str, Any], library: str, path: str, source: str) -> Ca
                                parse_source(item["targets"]) if "targets" in item else None)
                    for item in ([] if data is None else [data] if isinstance(data, dict) else data)),
         evals=None if evals is None else EvalSets(parse_source(evals)) if isinstance(evals, str)
-        else EvalSets(parse_source(evals["sets"]), parse_source(evals["names"])),
+        else EvalSets(parse_source(evals["sets"]), parse_source(evals["names"]), evals.get("unnamed"), evals.get("training")),
     )
 
 

@@ -151,7 +151,17 @@ def eval_sets(call: TrackedCall, reading: CallReading) -> list[tuple[Any, str]]:
     sets = read(evals.sets, call, None)
     if evals.names is None:
         return [(item[0], str(item[1])) for item in _listed(sets) if isinstance(item, tuple) and len(item) == 2]
-    return [(item, str(name)) for item, name in zip(_listed(sets), _listed(read(evals.names, call, None)), strict=False)]
+    names = _listed(read(evals.names, call, None))
+    trained_on = root_of(reading.data[0].features, call, None) if reading.data else None
+    found = []
+    for index, item in enumerate(_listed(sets)):
+        if index < len(names):
+            found.append((item, str(names[index])))
+        elif item is trained_on and evals.training is not None:
+            found.append((item, evals.training))
+        elif evals.unnamed is not None:
+            found.append((item, evals.unnamed.replace("{index}", str(index))))
+    return found
 
 
 def _listed(value: Any) -> list[Any]:
