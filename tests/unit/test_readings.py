@@ -4,9 +4,11 @@ read of a call become the curves, numbers and tables a user would read."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 
+import lightgbm
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,7 +18,7 @@ from pypads.core import Call, MappingError
 from pypads.core.mapping import parse_mapping
 from pypads.core.mapping.reading import parse_source
 from pypads.recording.content.call_values import csv_table, curves_of, read, scalars_of, thinned
-from pypads.recording.loggers.readings import params_of_call
+from pypads.recording.loggers.readings import Guarded, params_of_call
 
 
 def mapping(reading: dict) -> dict:
@@ -144,3 +146,12 @@ def test_params_given_as_pairs_are_items_and_a_key_given_twice_a_list():
     reading = parse_mapping(mapping({"params": ["params"]})).entries[0].reading_for("train")
     assert reading is not None
     assert params_of_call(call, reading) == {"max_depth": "2", "eval_metric": "['logloss', 'error']"}
+
+
+def test_a_guarded_recorder_is_the_recorder_to_the_library_and_copies():
+    recorded: dict = {}
+    guarded = Guarded(lightgbm.record_evaluation(recorded), recorded)
+    assert guarded.order == 20 and guarded.before_iteration is False  # what LightGBM sorts callbacks by
+    assert copy.deepcopy(guarded).order == 20 and copy.copy(guarded).order == 20
+    guarded(None)  # LightGBM's recorder fails on what is no CallbackEnv: the training never sees it
+    assert recorded == {} and guarded(None) is None

@@ -248,6 +248,8 @@ class Guarded:
             return None
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # its own (not yet set while copy makes one) and Python's
+            raise AttributeError(name)
         return getattr(self._recorder, name)
 
 
