@@ -14,7 +14,10 @@
 Installing means: Poetry in ``.tools/`` (a private virtualenv), the project and its
 locked dependencies in ``.venv/`` (for another Python: ``.venvs/``), and their byte-code
 compiled once (this machine sets PYTHONDONTWRITEBYTECODE, and recompiling MLflow at
-every start costs seconds). Arguments after the task (and ``--python``) go to pytest.
+every start costs seconds). On Debian as root, installing also puts in what the tests
+of a team's server need from the system: PostgreSQL (``apt-get install postgresql``),
+when it is missing; elsewhere those tests say why they are skipped. Arguments after the
+task (and ``--python``) go to pytest.
 """
 
 from __future__ import annotations
@@ -136,8 +139,23 @@ def lint(python: Path) -> int:
     return max(codes)
 
 
+def system_packages() -> None:
+    """PostgreSQL from Debian's packages, for the tests of a team's tracking server
+    (tests/servers.py), where it is missing and this process may install it."""
+    if glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb"):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        print("dev.py: PostgreSQL is not installed and cannot be installed from here (Debian, as root: "
+              "apt-get install postgresql); the tests of a team's server will be skipped", file=sys.stderr, flush=True)
+        return
+    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    run("apt-get", "update", "-qq", env=environment)
+    run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "postgresql", env=environment)
+
+
 def install(interpreter: Path | None = None) -> Path:
     """Install everything; returns the Python of the environment the project is in."""
+    system_packages()
     poetry = executable(TOOLS, "poetry")
     if not poetry.exists():
         venv.create(TOOLS, with_pip=True)

@@ -4,60 +4,30 @@ from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import RunView, journals_uploaded, run_script
 from mlflow.tracking import MlflowClient
+from servers import free_port, mlflow_server
 from sklearn import datasets, metrics
 from sklearn.tree import DecisionTreeClassifier
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextlib.contextmanager
-def mlflow_server(folder: Path, empty_store: Path, port: int) -> Iterator[tuple[str, Path]]:
-    """A real ``mlflow server`` on loopback, its store and artifacts in ``folder``."""
+def sqlite_server(folder: Path, empty_store: Path, port: int | None = None) -> Iterator[tuple[str, Path]]:
+    """A real ``mlflow server`` on loopback, its SQLite store and artifacts in ``folder``."""
     database = folder / "server.db"
     if not database.exists():
         database.write_bytes(Path(empty_store).read_bytes())
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", f"sqlite:///{database}",
-         "--artifacts-destination", str(folder / "served-artifacts"), "--host", "127.0.0.1", "--port", str(port),
-         "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/health", timeout=2)
-            break
-        except OSError:
-            if time.monotonic() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail("mlflow server did not come up within 120 s")
-            time.sleep(0.5)
-    try:
-        yield url, folder / "served-artifacts"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    with mlflow_server(f"sqlite:///{database}", folder, port) as server:
+        yield server.url, server.artifacts
 
 
 @pytest.fixture
 def tracking_server(tmp_path, empty_store):
-    with mlflow_server(tmp_path, empty_store, free_port()) as served:
+    with sqlite_server(tmp_path, empty_store) as served:
         yield served
 
 
@@ -100,7 +70,7 @@ def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypa
     assert meta["run_id"] is None and (journal / "status").read_text() == "FINISHED"
 
     (tmp_path / "server").mkdir()
-    with mlflow_server(tmp_path / "server", empty_store, port):
+    with sqlite_server(tmp_path / "server", empty_store, port):
         # A generous timeout: this part is about the sync, and a busy host must not fail it.
         later = run_script(f"from pypads import PyPads\n"
                            f"PyPads(uri={url!r}, name='later', config={{'flush_timeout': 60}}).end_run()\n", tmp_path)

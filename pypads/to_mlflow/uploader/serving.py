@@ -118,6 +118,10 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or :func:`default_timeout`).
     True if this process may serve another run; False if an MLflow call was left hanging."""
+    # MLflow prints a link to every run it ends on a server ("View run … at:"), runs the
+    # script never started itself (a search's candidates): into the script's stderr,
+    # which this process shares. Set for each run: a spare takes over the next script's environment.
+    os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
     with _script_waits():  # until its run is open: a script importing MLflow waits for it
         return _serve(folder, interval, recover_left, commands_from, answers_to)
 

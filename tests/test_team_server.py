@@ -1,0 +1,134 @@
+"""A team's tracking server, for real: ``mlflow server`` over PostgreSQL, artifacts
+proxied by the server (``mlflow-artifacts:``), reached by ``MLFLOW_TRACKING_URI`` alone.
+
+One PostgreSQL cluster and one server serve the whole session, as a team's do: each
+test writes into experiments of its own and counts only those.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Iterator
+
+import pytest
+from conftest import RunView, run_script
+from mlflow.tracking import MlflowClient
+from servers import MlflowServer, mlflow_server, postgres_cluster
+from test_seed import SEED_EXAMPLE
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    with postgres_cluster() as uri:
+        yield uri
+
+
+@pytest.fixture(scope="session")
+def team_server(postgres: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MlflowServer]:
+    with mlflow_server(postgres, tmp_path_factory.mktemp("team-server"), workers=2) as server:
+        yield server
+
+
+def runs_of(url: str, experiment: str) -> tuple[RunView, list[RunView]]:
+    """The one top-level run of ``experiment`` and its child runs."""
+    client = MlflowClient(url)
+    found = client.get_experiment_by_name(experiment)
+    assert found is not None, f"no experiment {experiment!r} on the server"
+    runs = client.search_runs([found.experiment_id])
+    top = [run for run in runs if "mlflow.parentRunId" not in run.data.tags]
+    assert len(top) == 1, f"expected one run in {experiment!r}, found {len(top)}"
+    children = [RunView(url, run.info.run_id) for run in runs if run.data.tags.get("mlflow.parentRunId") == top[0].info.run_id]
+    assert len(children) == len(runs) - 1, "child runs of another run"
+    return RunView(url, top[0].info.run_id), children
+
+
+def to_the_server(url: str) -> dict[str, str]:
+    """A script's environment that names the server once, as a team's would."""
+    return {"MLFLOW_TRACKING_URI": url}
+
+
+SEARCH = '''
+from pypads import PyPads
+tracker = PyPads(name="team-search")
+from sklearn import datasets, metrics
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.tree import DecisionTreeClassifier
+X, y = datasets.load_iris(return_X_y=True, as_frame=True)
+X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+search = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": [1, 2, 3]}, cv=3).fit(X_train, y_train)
+print(metrics.accuracy_score(y_test, search.predict(X_test)))
+'''
+
+
+def test_a_search_lands_whole_on_a_team_server(team_server, tmp_path):
+    result = run_script(SEARCH, tmp_path, env=to_the_server(team_server.url))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # nothing of the uploader's (MLflow prints run links to a server's runs)
+    run, children = runs_of(team_server.url, "team-search")
+    assert run.status == "FINISHED"
+    assert run.run.info.artifact_uri.startswith("mlflow-artifacts:")
+    assert run.params["GridSearchCV.cv"] == "3"
+    candidates = [child for child in children if child.run.info.run_name.startswith("GridSearchCV")]
+    assert sorted(child.params["max_depth"] for child in candidates) == ["1", "2", "3"]
+    assert all(child.status == "FINISHED" for child in children)
+    assert float(result.stdout) in run.metrics.values()  # the script's own score
+
+    models = run.client.search_logged_models([run.run.info.experiment_id])
+    assert models, "no model on the server"
+    model = models[0]
+    assert model.source_run_id in {run.run_id, *(child.run_id for child in children)}
+    assert model.params and model.metrics  # its page: params as fitted, its scores
+    assert run.run.inputs.dataset_inputs  # the data it was trained and scored on
+    files = run.artifacts()
+    assert any(path.startswith("calls/") and path.endswith(".jsonl") for path in files)
+    pictures = [path for child in [run, *children] for path in child.artifacts() if path.endswith(".png")]
+    assert pictures, "no pictures"
+    # Stored by the server, where its artifacts go, not beside the script.
+    assert any(team_server.artifacts.rglob("*.png"))
+    assert not list(tmp_path.rglob("mlruns"))
+
+
+def test_the_seed_example_on_a_team_server(team_server, tmp_path):
+    code = SEED_EXAMPLE.replace("PyPads(config=config)", "PyPads(config=config, name='team-seed')")
+    result = run_script(code, tmp_path, env=to_the_server(team_server.url))
+    assert result.returncode == 0, result.stderr
+    run, children = runs_of(team_server.url, "team-seed")
+    assert run.status == "FINISHED" and children == []
+    assert run.params["DecisionTreeClassifier.criterion"] == "gini"
+    assert sorted(run.artifacts("calls")) == ["calls/DecisionTreeClassifier.fit.jsonl",
+                                              "calls/DecisionTreeClassifier.predict.jsonl"]
+
+
+CREDENTIALS = '''
+import sys
+from pypads import PyPads
+tracker = PyPads(name="team-credentials")
+from sklearn import datasets
+from sklearn.linear_model import LogisticRegression
+X, y = datasets.load_iris(return_X_y=True)
+LogisticRegression(max_iter=500).fit(X, y)
+'''
+
+
+def test_credentials_never_land_where_others_read_them(team_server, tmp_path):
+    """A password in the URI, a password and a token in MLflow's variables: the server
+    (without auth) ignores them, and pypads must write none of them anywhere but files
+    only their owner reads."""
+    secrets = ["uri-pass-7f3a", "env-pass-91cc", "env-token-5e2d"]
+    url = team_server.url.replace("http://", f"http://alice:{secrets[0]}@")
+    environment = {"MLFLOW_TRACKING_URI": url, "MLFLOW_TRACKING_USERNAME": "alice",
+                   "MLFLOW_TRACKING_PASSWORD": secrets[1], "MLFLOW_TRACKING_TOKEN": secrets[2]}
+    result = run_script(CREDENTIALS, tmp_path, env=environment)
+    assert result.returncode == 0, result.stderr
+    assert not any(secret in result.stdout + result.stderr for secret in secrets)
+    run, children = runs_of(team_server.url, "team-credentials")
+    assert run.status == "FINISHED"
+    for view in [run, *children]:
+        written = [*view.params.values(), *view.tags.values(), *view.params, *view.tags]
+        written += [view.artifact_bytes(path).decode("utf-8", "replace") for path in view.artifacts()]
+        leaked = [secret for secret in secrets if any(secret in text for text in written)]
+        assert not leaked, f"run {view.run_id} holds {leaked}"
+    for path in (tmp_path / "home").rglob("*"):
+        if path.is_file() and any(secret.encode() in path.read_bytes() for secret in secrets):
+            mode = path.stat().st_mode
+            assert not mode & (stat.S_IRGRP | stat.S_IROTH), f"{path} holds a credential and others may read it"
