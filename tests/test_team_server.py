@@ -8,10 +8,12 @@ test writes into experiments of its own and counts only those.
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
-from conftest import RunView, run_script
+from conftest import RunView, pictures_drawn, run_script, script_environment
 from mlflow.tracking import MlflowClient
 from servers import MlflowServer, mlflow_server, postgres_cluster
 from test_seed import SEED_EXAMPLE
@@ -132,3 +134,43 @@ def test_credentials_never_land_where_others_read_them(team_server, tmp_path):
         if path.is_file() and any(secret.encode() in path.read_bytes() for secret in secrets):
             mode = path.stat().st_mode
             assert not mode & (stat.S_IRGRP | stat.S_IROTH), f"{path} holds a credential and others may read it"
+
+
+LOGGING = '''
+import numpy as np
+from pypads import PyPads
+tracker = PyPads(name="team-load")
+from sklearn.metrics import accuracy_score
+truth = np.arange(1000) % 2
+for wrong in range(1000):  # a value a step: (1000 - step) / 1000
+    predicted = truth.copy()
+    predicted[:wrong] ^= 1
+    accuracy_score(truth, predicted)
+print(tracker.run_id)
+'''
+
+
+def test_eight_scripts_at_once_each_value_exactly_once(team_server, tmp_path):
+    """Eight scripts of one machine (one pypads home) log 1,000 values each at once: the
+    server's database takes concurrent batches (PostgreSQL may abort one as a deadlock,
+    the server answers 503) and every value must land once, with no error in the scripts."""
+    home = tmp_path / "home"
+    environment = {**script_environment(tmp_path), **to_the_server(team_server.url)}
+    (tmp_path / "load.py").write_text(LOGGING)
+    scripts = [subprocess.Popen([sys.executable, str(tmp_path / "load.py")], cwd=tmp_path, env=environment,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    outputs = [script.communicate(timeout=600) for script in scripts]
+    for script, (_, stderr) in zip(scripts, outputs):
+        assert script.returncode == 0 and stderr == "", stderr
+    pictures_drawn(home)
+    client = MlflowClient(team_server.url)
+    experiment = client.get_experiment_by_name("team-load").experiment_id
+    assert {run.info.run_id for run in client.search_runs([experiment])} == {stdout.strip() for stdout, _ in outputs}
+    expected = [(1000 - step) / 1000 for step in range(1000)]
+    for stdout, _ in outputs:
+        run = RunView(team_server.url, stdout.strip())
+        assert run.status == "FINISHED"
+        (key,) = [key for key in run.metrics if "accuracy_score" in key]
+        history = sorted(run.metric_history(key))
+        assert [step for step, _ in history] == list(range(1000))  # each value once
+        assert [value for _, value in history] == pytest.approx(expected, abs=1e-12)

@@ -43,7 +43,7 @@ def _log_inputs(client: MlflowClient, run_id: str, inputs: list[DatasetInput], w
     if not inputs:
         return
     try:
-        call(client.log_inputs, run_id, inputs)
+        _log_inputs_once_more_after_a_race(client, run_id, inputs, call)
     except MlflowException as error:
         if error.error_code != "INVALID_PARAMETER_VALUE":
             raise
@@ -52,6 +52,21 @@ def _log_inputs(client: MlflowClient, run_id: str, inputs: list[DatasetInput], w
             return
         for part in (inputs[: len(inputs) // 2], inputs[len(inputs) // 2 :]):
             _log_inputs(client, run_id, part, warn, call)
+
+
+def _log_inputs_once_more_after_a_race(client: MlflowClient, run_id: str, inputs: list[DatasetInput],
+                                       call: MlflowCaller) -> None:
+    """``log_inputs``, again if another script created one of the same datasets in the
+    same experiment at the same moment. MLflow looks a dataset up, then inserts it; two
+    scripts that log one dataset at once (a team's runs on the same data) both insert,
+    and the second is refused for the unique key (experiment, name, digest). The first
+    one's dataset is in the store by then, so the second try links it."""
+    try:
+        call(client.log_inputs, run_id, inputs)
+    except MlflowException as error:
+        if "unique constraint" not in error.message.lower():
+            raise
+        call(client.log_inputs, run_id, inputs)
 
 
 def _log_refused_input(client: MlflowClient, run_id: str, refused: DatasetInput, error: MlflowException, warn: Warn,
