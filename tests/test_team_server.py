@@ -7,13 +7,18 @@ test writes into experiments of its own and counts only those.
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from conftest import RunView, pictures_drawn, run_script, script_environment
+from conftest import RunView, journals_uploaded, pictures_drawn, run_script, script_environment
 from mlflow.tracking import MlflowClient
 from servers import MlflowServer, mlflow_server, postgres_cluster
 from test_seed import SEED_EXAMPLE
@@ -174,3 +179,100 @@ def test_eight_scripts_at_once_each_value_exactly_once(team_server, tmp_path):
         history = sorted(run.metric_history(key))
         assert [step for step, _ in history] == list(range(1000))  # each value once
         assert [value for _, value in history] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.fixture
+def restartable_server(postgres: str, tmp_path: Path) -> Iterator[MlflowServer]:
+    """A server of its own over the team's database, for a test to stop and start."""
+    server = MlflowServer(postgres, tmp_path / "server")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+SLOW = '''
+import sys, time
+import numpy as np
+from pypads import PyPads
+tracker = PyPads(name=sys.argv[1], config={"flush_timeout": 5})
+from sklearn.metrics import accuracy_score
+truth = np.arange(1000) % 2
+longest = 0.0
+for step in range(int(sys.argv[2])):  # a value a step: (1000 - step % 1000) / 1000
+    predicted = truth.copy()
+    predicted[:step % 1000] ^= 1
+    started = time.monotonic()
+    accuracy_score(truth, predicted)
+    longest = max(longest, time.monotonic() - started)
+    if step == 20:
+        print("GO", tracker.run_id, flush=True)
+    time.sleep(float(sys.argv[3]))
+started = time.monotonic()
+tracker.end_run()
+print("waited", longest, time.monotonic() - started, flush=True)
+'''
+
+
+def values_once(url: str, run_id: str, count: int) -> RunView:
+    run = RunView(url, run_id)
+    (key,) = [key for key in run.metrics if "accuracy_score" in key]
+    history = sorted(run.metric_history(key))
+    assert [step for step, _ in history] == list(range(count)), f"{len(history)} values of {count}"
+    assert [value for _, value in history] == pytest.approx([(1000 - step % 1000) / 1000 for step in range(count)],
+                                                                      abs=1e-12)
+    return run
+
+
+def test_a_server_down_for_a_minute_mid_run_costs_the_script_nothing_and_loses_nothing(restartable_server, tmp_path):
+    server = restartable_server
+    server.start()
+    (tmp_path / "slow.py").write_text(SLOW)
+    environment = {**script_environment(tmp_path), **to_the_server(server.url)}
+    script = subprocess.Popen([sys.executable, str(tmp_path / "slow.py"), "team-outage", "1800", "0.05"],
+                              cwd=tmp_path, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert script.stdout is not None
+    go, run_id = script.stdout.readline().split()
+    assert go == "GO" and run_id != "None"
+    server.stop()
+    time.sleep(60)
+    server.start()  # on the same port, as a restarted server is
+    stdout, stderr = script.communicate(timeout=600)
+    assert script.returncode == 0 and stderr == "", stderr
+    _, longest_call, end_wait = stdout.split()
+    # Documented bounds: a call never waits for MLflow; the end waits at most flush_timeout per unanswered call.
+    assert float(longest_call) < 5 and float(end_wait) < 5, stdout
+    pictures_drawn(tmp_path / "home")
+    assert values_once(server.url, run_id, 1800).status == "FINISHED"
+
+
+def test_a_server_down_at_the_end_gets_the_run_once_it_is_back_and_sync_uploads_what_was_left(restartable_server, tmp_path):
+    """Two scripts run while the server is down: each exits within its bound. One's
+    uploader goes on trying and delivers when the server is back; the other's is killed
+    (a machine restarted), and ``pypads sync`` uploads its journal."""
+    server = restartable_server
+    (tmp_path / "slow.py").write_text(SLOW)
+    environment = {**script_environment(tmp_path), **to_the_server(server.url)}
+    scripts = {}
+    for name in ("team-down-delivered", "team-down-synced"):
+        result = subprocess.run([sys.executable, str(tmp_path / "slow.py"), name, "100", "0"], cwd=tmp_path,
+                                env=environment, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert "did not answer for 5 s" in result.stderr and "pypads sync" in result.stderr
+        assert float(result.stdout.split()[-1]) < 5 + 2  # the end's bound, and a margin for a busy host
+        scripts[name] = result
+    journals = sorted((tmp_path / "home" / "journal").iterdir(), key=lambda folder: folder.stat().st_mtime)
+    assert len(journals) == 2
+    uploader = json.loads((journals[1] / "uploader.json").read_text())["pid"]
+    os.kill(uploader, signal.SIGKILL)  # the second script's: the machine went down
+    server.start()
+    assert journals_uploaded(tmp_path / "home", timeout=60) == [journals[1]]  # the first arrived on its own
+    delivered, _ = runs_of(server.url, "team-down-delivered")
+    assert values_once(server.url, delivered.run_id, 100).status == "FINISHED"
+
+    synced = subprocess.run([str(Path(sys.executable).with_name("pypads")), "sync"], cwd=tmp_path, env=environment,
+                            capture_output=True, text=True, timeout=300)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert journals_uploaded(tmp_path / "home", timeout=5) == []
+    run, _ = runs_of(server.url, "team-down-synced")
+    assert values_once(server.url, run.run_id, 100).status == "FINISHED"

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from pypads.core import redact_repr, say_on_stderr
 from pypads.to_mlflow import (
+    PATIENCE,
     JournalWriter,
     LinkSettings,
     OpenRun,
@@ -259,14 +260,11 @@ class Writer:
         return self._uploader.flush()
 
     def close(self, status: str | None = None, timeout: float | None = None) -> bool:
-        """Upload everything, end the run with ``status`` (if given) and stop.
-
-        Waits as long as the upload takes, but gives up once MLflow has not answered
-        one call for ``timeout`` seconds (by default :func:`~pypads.to_mlflow.timeouts.default_timeout`
-        of the store). Returns True when everything is in MLflow and
-        the journal is gone; otherwise the journal keeps it (with ``status``) for the
-        next ``PyPads()``, and a warning says so.
-        """
+        """Upload everything, end the run with ``status`` (if given) and stop. Waits as
+        long as MLflow answers: gives up once one call has gone unanswered for ``timeout``
+        seconds (by default the store's :func:`~pypads.to_mlflow.timeouts.default_timeout`).
+        True when everything is in MLflow; else the journal keeps the run (with
+        ``status``), the uploader goes on trying for a while, and a warning says so."""
         with self._swap_lock:
             if self._closed:
                 return False
@@ -296,5 +294,6 @@ class Writer:
             return True
         if outcome is Outcome.TIMED_OUT:
             warn_locally("close", f"MLflow at {self.target.store.display_uri} did not answer for {timeout:g} s: "
-                         f"the run's data stays in {self.journal.folder} and the next PyPads() uploads it")
+                         f"the run's data stays in {self.journal.folder}; pypads' uploader goes on trying for "
+                         f"{PATIENCE / 60:g} minutes, and what is left then `pypads sync` uploads")
         return False

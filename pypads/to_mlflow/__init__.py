@@ -29,12 +29,12 @@ from pypads.to_mlflow.link.spare import uploader_idle
 from pypads.to_mlflow.link.starting import start_uploader
 from pypads.to_mlflow.link.thread import UploaderThread
 from pypads.to_mlflow.store import RunTarget, Store, default_experiment_name, resolve_store
-from pypads.to_mlflow.timeouts import SERVER_TIMEOUT, default_timeout
+from pypads.to_mlflow.timeouts import PATIENCE, SERVER_TIMEOUT, default_timeout
 from pypads.to_mlflow.uploader.reports import warn_locally
 from pypads.to_mlflow.uploader.uploading import OpenRun, Uploader
 
 __all__ = [
-    "JournalReader", "JournalWriter", "LinkSettings", "OpenRun", "Outcome", "RunTarget",
+    "JournalReader", "JournalWriter", "LinkSettings", "OpenRun", "Outcome", "PATIENCE", "RunTarget",
     "SERVER_TIMEOUT", "SILHOUETTE_ROWS", "Store", "TASKS", "Uploader", "UploaderLink", "UploaderThread", "activate_run",
     "active_mlflow_run_id", "default_experiment_name", "default_timeout", "explicit_mlflow_uri", "journal_root",
     "left_behind", "mlflow_connection", "mlflow_tracking_uri", "resolve_store", "sample_rows", "script_uses_mlflow",

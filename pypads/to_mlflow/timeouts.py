@@ -33,6 +33,15 @@ def recovery_timeout(timeout: float) -> float:
     return min(timeout, SERVER_TIMEOUT)
 
 
+# The longest pause between two tries of a call that failed for a server that is down or
+# overloaded: short enough that what waited arrives seconds after the server is back.
+MOST_BACKOFF = 8.0
+# How long an uploader goes on trying once its script has exited without the run's end
+# (the script waited its timeout): a server restarting, or down for an hour. After that
+# the journal stays, for ``pypads sync`` or the next PyPads().
+PATIENCE = 600.0
+
+
 class AnswerClock:
     """When the MLflow call in progress began: lets a thread that waits for another
     tell a store that does not answer from one that is merely busy.
@@ -40,19 +49,43 @@ class AnswerClock:
     ``idle_limit``: how long a wait goes on while no call is in progress and nothing
     happens either (no call starts or ends): an uploader stuck outside MLflow, which no
     store timeout would ever end. Never less than the wait's own timeout.
+
+    ``passing``: whether an error a call raised says the store is down or overloaded
+    for now (a refused connection, HTTP 503). Such a call is tried again, after a pause
+    that doubles up to :data:`MOST_BACKOFF`, and counts as one unanswered call all along;
+    without end, until :meth:`give_up_after` sets a deadline.
     """
 
-    def __init__(self, idle_limit: float = LOCAL_TIMEOUT) -> None:
+    def __init__(self, idle_limit: float = LOCAL_TIMEOUT,
+                 passing: Callable[[BaseException], bool] = lambda error: False) -> None:
         self._since: float | None = None
         self._last_event = time.monotonic()
         self.idle_limit = idle_limit
+        self._passing = passing
+        self._deadline: float | None = None
 
     def call(self, function: Callable[..., Any], *args: Any) -> Any:
         self.started()
         try:
-            return function(*args)
+            pause = 0.5
+            while True:
+                try:
+                    return function(*args)
+                except Exception as error:
+                    if not self._passing(error) or self._past(time.monotonic() + pause):
+                        raise
+                time.sleep(pause)
+                pause = min(2 * pause, MOST_BACKOFF)
         finally:
             self.answered()
+
+    def give_up_after(self, seconds: float) -> None:
+        """From now on, a call that fails for a passing reason is tried again only
+        until ``seconds`` from now."""
+        self._deadline = time.monotonic() + seconds
+
+    def _past(self, moment: float) -> bool:
+        return self._deadline is not None and moment > self._deadline
 
     def started(self) -> None:
         self._since = self._last_event = time.monotonic()

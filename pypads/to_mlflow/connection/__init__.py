@@ -20,6 +20,7 @@ from pypads.to_mlflow.connection.entities import (
     upload_artifacts,
     write_entities,
 )
+from pypads.to_mlflow.connection.faults import passing_failure
 from pypads.to_mlflow.connection.inputs import log_child_runs, log_datasets
 from pypads.to_mlflow.connection.models import PICKLE, list_models, log_linked_metrics, log_model
 from pypads.to_mlflow.connection.runs import (
@@ -38,5 +39,5 @@ from pypads.to_mlflow.connection.runs import (
 __all__ = ["EXPERIMENT_KIND_TAG", "MAX_ENTITIES_PER_BATCH", "MAX_PARAMS_PER_BATCH", "MAX_TAGS_PER_BATCH",
            "MODEL_TRAINING_KIND", "PICKLE", "UPLOAD_CHUNK", "MlflowClient", "MlflowException", "download_artifacts",
            "enable_autolog", "end_fluent_run", "end_run", "ensure_experiment",
-           "log_child_runs", "log_datasets", "list_models", "log_linked_metrics", "log_model", "open_run", "start_fluent_run",
-           "upload_artifacts", "write_entities"]
+           "log_child_runs", "log_datasets", "list_models", "log_linked_metrics", "log_model", "open_run", "passing_failure",
+           "start_fluent_run", "upload_artifacts", "write_entities"]

@@ -4,6 +4,7 @@ process is a spare one that waited for this script where one did (:mod:`pypads.t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -140,10 +141,14 @@ class UploaderProcess:
         if self.clock.wait(lambda: self._said_closed.is_set() or self._ended.is_set(), timeout):
             # Its exit is not waited for: nothing is left to do.
             outcome = Outcome.CLOSED if self._closed_ok else Outcome.DIED if self.died else Outcome.KEPT
-        else:  # MLflow does not answer: stop the uploader, the journal keeps the run
+        else:
+            # MLflow does not answer (a server down or restarting): the script goes on, and
+            # the uploader keeps trying on its own, for a bounded time (timeouts.PATIENCE),
+            # having let go of the script's output; the journal keeps the run meanwhile.
             self.timed_out = True
-            process.kill()
-            process.wait()
+            if process.stdin is not None:  # nothing more to say: it lets go of our output now
+                with contextlib.suppress(OSError, ValueError), self._lock:
+                    process.stdin.close()
             outcome = Outcome.TIMED_OUT
         _PROCESSES.discard(self)
         if self._import_hold is not None:

@@ -14,20 +14,20 @@ script is gone) and answers on the stdout it was given (see :mod:`pypads.to_mlfl
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import queue
 import signal
 import sys
 import threading
-import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NoReturn
 
 from pypads.to_mlflow import evaluation
-from pypads.to_mlflow.timeouts import LOCAL_TIMEOUT, AnswerClock, default_timeout, recovery_timeout
+from pypads.to_mlflow.access import mlflow_connection
+from pypads.to_mlflow.timeouts import PATIENCE, AnswerClock, default_timeout, recovery_timeout
+from pypads.to_mlflow.uploader.drawing import draw_later, drawing_may_go, pictures_drawn, script_waits
 from pypads.to_mlflow.uploader.recovery import Recovery
 from pypads.to_mlflow.uploader.spare import MOST_RUNS, release, take_over, wait_for_claim
 from pypads.to_mlflow.uploader.staleness import sqlite_identity
@@ -67,7 +67,8 @@ class _ReportingClock(AnswerClock):
     """An answer clock whose readings the script sees too (it decides how long to wait)."""
 
     def __init__(self, channel: _Channel) -> None:
-        super().__init__()
+        # MLflow is imported by the time a call fails: only then is the question asked.
+        super().__init__(passing=lambda error: mlflow_connection.passing_failure(error))
         self._channel = channel
 
     def started(self) -> None:
@@ -80,7 +81,7 @@ class _ReportingClock(AnswerClock):
 
 
 def _read_commands(stream: BinaryIO, commands: queue.Queue[Command | None], channel: _Channel,
-                   let_go: Callable[[], None]) -> None:
+                   script_gone: Callable[[], None]) -> None:
     try:
         for line in stream:
             try:
@@ -95,7 +96,7 @@ def _read_commands(stream: BinaryIO, commands: queue.Queue[Command | None], chan
         # End of input: the script is gone (or done). Let go of its output now, from this
         # thread: the main one may be inside an MLflow call that takes minutes to give up.
         # Come what may: else the run waits for a command that never comes, for ever.
-        let_go()
+        script_gone()
         commands.put(None)
 
 
@@ -122,7 +123,13 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     # script never started itself (a search's candidates): into the script's stderr,
     # which this process shares. Set for each run: a spare takes over the next script's environment.
     os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
-    with _script_waits():  # until its run is open: a script importing MLflow waits for it
+    # MLflow's client tries a call to a server that is down for some four minutes, its
+    # pauses doubling to two minutes: what waited would arrive minutes after the server
+    # is back. A few quick tries, then this process' own, whose pauses stay short (see
+    # timeouts.AnswerClock). Set by the user, theirs stand.
+    for variable, value in (("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2"), ("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")):
+        os.environ.setdefault(variable, value)
+    with script_waits():  # until its run is open: a script importing MLflow waits for it
         return _serve(folder, interval, recover_left, commands_from, answers_to)
 
 
@@ -139,11 +146,15 @@ def _serve(folder: Path, interval: float, recover_left: bool, commands_from: Bin
                 _let_go_of_the_scripts_output()
 
     commands: queue.Queue[Command | None] = queue.Queue()
-    threading.Thread(target=_read_commands, args=(commands_from, commands, channel, let_go), name="pypads-commands",
+    def script_gone() -> None:
+        clock.give_up_after(PATIENCE)  # a server down for good must not keep this process for ever
+        let_go()
+
+    threading.Thread(target=_read_commands, args=(commands_from, commands, channel, script_gone), name="pypads-commands",
                      daemon=True).start()
     uploader.open()
     channel.send(Opened(uploader.run_id))
-    _drawing_may_go.set()
+    drawing_may_go.set()
     threading.Thread(target=evaluation.import_ahead, name="pypads-import-ahead", daemon=True).start()
     recovery = Recovery(lambda key, message: channel.send(Warned(key, message))).start() if recover_left else None
     status: str | None
@@ -162,15 +173,17 @@ def _serve(folder: Path, interval: float, recover_left: bool, commands_from: Bin
         else:
             status, timeout = command.status, command.timeout
         break
-    _drawing_may_go.clear()  # the script waits for its run's end
+    drawing_may_go.clear()  # the script waits for its run's end
     finished: list[bool] = []
     finishing = threading.Thread(target=lambda: finished.append(uploader.end(status)), daemon=True)
     finishing.start()
     if not clock.wait(lambda: not finishing.is_alive(), timeout):
-        channel.send(Closed(False))
-        return False  # a store that does not answer: the journal stays for a later PyPads()
+        channel.send(Closed(False))  # the script goes on: its wait has its bound
+        let_go()
+        _finish_when_the_store_is_back(uploader, finishing, finished, clock, commands)
+        return False
     channel.send(Closed(bool(finished and finished[0])))
-    _drawing_may_go.set()
+    drawing_may_go.set()
     with _output_lock:
         _let_go_of_the_scripts_output()
         served.set()
@@ -179,10 +192,7 @@ def _serve(folder: Path, interval: float, recover_left: bool, commands_from: Bin
     except (OSError, ValueError):
         pass  # what was left unsent is for a script that is gone; this process serves on
     if finished and finished[0]:  # the pictures: the script need not wait for them
-        wait = 0.0 if command is None else SCRIPT_EXIT_WAIT  # None: its input has ended, it is gone
-        drawing = threading.Thread(target=_draw_pictures, args=(uploader, commands, wait), name="pypads-pictures")
-        drawing.start()
-        _drawing[:] = [*filter(threading.Thread.is_alive, _drawing), drawing]
+        draw_later(uploader, commands, script_gone=command is None)  # None: its input has ended
     if recovery is not None:  # the script need not wait for other runs' journals
         recovery.wait(recovery_timeout(timeout))
     identity = sqlite_identity(uploader.target.store.tracking_uri)
@@ -191,58 +201,22 @@ def _serve(folder: Path, interval: float, recover_left: bool, commands_from: Bin
     return True
 
 
-# Seconds the pictures wait for the script to exit once its run has ended: on a machine
-# of two cores, drawing them at once would slow down the interpreter's own teardown.
-SCRIPT_EXIT_WAIT = 2.0
+def _finish_when_the_store_is_back(uploader: Uploader, finishing: threading.Thread, finished: list[bool],
+                                   clock: AnswerClock, commands: queue.Queue[Command | None]) -> None:
+    """The script has gone on without its run's end: MLflow did not answer (a server
+    down or restarting). Keep trying for :data:`PATIENCE` seconds, then leave the
+    journal to ``pypads sync`` or the next PyPads(); the script's output is let go of."""
+    clock.give_up_after(PATIENCE)
+    # A call in progress past the deadline ends with MLflow's own request timeout; no
+    # later than that, this process exits and the journal stays.
+    finishing.join(PATIENCE + MLFLOW_CALL_BOUND)
+    if finished and finished[0]:
+        draw_later(uploader, commands, script_gone=True)  # drawn before this process exits
 
 
-# The threads that draw the pictures of runs served, while this process waits as a spare
-# or serves the next run: a script that comes right after one that ended need neither
-# start an uploader of its own nor wait for the pictures of the run before its own.
-_drawing: list[threading.Thread] = []
-_one_drawing = threading.Lock()  # one run's pictures at a time (and one matplotlib user)
-
-# Cleared while a script waits for this process (its run being opened, or ended): the
-# pictures of an earlier run then pause between two models' or datasets' pictures, a few
-# hundred milliseconds of drawing at most, so that they never lengthen a script's wait.
-_drawing_may_go = threading.Event()
-_drawing_may_go.set()
-# The longest one pause lasts; past it the pictures are drawn all the same. A script's
-# wait is bounded per unanswered MLflow call (pypads.to_mlflow.timeouts), not in total,
-# so this is a bound of its own: twice the local store's bound for one call.
-MOST_PAUSE = 2 * LOCAL_TIMEOUT
-
-
-@contextlib.contextmanager
-def _script_waits() -> Iterator[None]:
-    _drawing_may_go.clear()
-    try:
-        yield
-    finally:
-        _drawing_may_go.set()
-
-
-def _draw_pictures(uploader: Uploader, commands: queue.Queue[Command | None], wait: float) -> None:
-    _until_the_script_exits(commands, wait)
-    with _one_drawing:
-        uploader.send_pictures(between=lambda: _drawing_may_go.wait(MOST_PAUSE))
-
-
-def _pictures_drawn() -> None:
-    """Wait for the pictures of the runs served so far, before this process exits."""
-    while _drawing:
-        _drawing.pop().join()
-
-
-def _until_the_script_exits(commands: queue.Queue[Command | None], timeout: float) -> None:
-    """Wait until the script's end of input (its exit), at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        try:
-            if commands.get(timeout=left) is None:
-                return
-        except queue.Empty:
-            return
+# How long one MLflow call can take to fail, with MLFLOW_HTTP_REQUEST_TIMEOUT's default
+# (120 s) and the two tries of the client that serve() asks for.
+MLFLOW_CALL_BOUND = 3 * 120.0
 
 
 # The SQLite stores this process has used, as they were (see spare.stale).
@@ -296,7 +270,7 @@ def main(argv: list[str] | None = None) -> NoReturn:
             take_over(claim)
         commands_from, answers_to = claim.connection.makefile("rb"), claim.connection.makefile("wb")
         claim.connection.close()  # the files keep the socket open
-    _pictures_drawn()
+    pictures_drawn()
     # Nothing is left to do, and MLflow's interpreter teardown takes a while: skip it,
     # the script may be waiting for this process to end.
     os._exit(0)
