@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import libraries  # benchmarks/libraries.py, beside this file
+import team_server  # benchmarks/team_server.py
 
 from pypads.core.calls import CallSite, Session
 from pypads.core.patching.functions import FunctionPatches
@@ -517,6 +518,7 @@ SECTIONS: dict[str, Callable[[str, bool], None]] = {
     "start_up": start_up, "call_recording": lambda store, quick: call_recording(quick), "memory": memory,
     "large_inputs": large_inputs, "exit_wait": exit_wait,
     "libraries": lambda store, quick: [row(*measured) for measured in libraries.measure(store, quick)],
+    "team_server": lambda store, quick: [row(*measured) for measured in team_server.measure(quick)],
 }
 
 

@@ -120,7 +120,8 @@ class PyPads:
         if is_worker_process():
             # A worker that re-ran the script's top level (spawn, forkserver, loky) is
             # part of the parent's run, not a run of its own; it runs untracked.
-            logger.debug("pypads: not tracking in a worker process of {}", os.getppid())
+            # Trace: loguru's default sink shows debug lines, in the user's stderr.
+            logger.trace("pypads: not tracking in a worker process of {}", os.getppid())
             self._owns_run = False
             return
 

@@ -20,7 +20,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+
+class ServerUnavailable(RuntimeError):
+    """A server this machine cannot run (PostgreSQL not installed) or that did not come up."""
 
 # Where Debian puts each major version's programs; PATH is tried first.
 POSTGRES_PROGRAMS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
@@ -51,10 +53,11 @@ def _as_owner(command: list[str]) -> list[str]:
 def postgres_cluster() -> Iterator[str]:
     """A fresh PostgreSQL cluster on loopback with a database ``mlflow``; yields its URI
     for SQLAlchemy's psycopg2 driver (SQLAlchemy 2.1 would pick psycopg 3 for a bare
-    ``postgresql://``). Skips the test, saying why, where PostgreSQL is not installed."""
+    ``postgresql://``). :class:`ServerUnavailable` where PostgreSQL is not installed."""
     initdb, pg_ctl = postgres_program("initdb"), postgres_program("pg_ctl")
     if not (initdb and pg_ctl):
-        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql-15; `python3 dev.py` does it as root)")
+        raise ServerUnavailable("PostgreSQL is not installed (Debian: apt-get install postgresql; "
+                                "`python3 dev.py` does it as root)")
     folder = Path(tempfile.mkdtemp(prefix="pypads-postgres-"))
     if os.geteuid() == 0:
         shutil.chown(folder, "postgres")
@@ -102,7 +105,7 @@ class MlflowServer:
             except OSError:
                 if time.monotonic() > deadline or self._process.poll() is not None:
                     self.stop()
-                    pytest.fail(f"mlflow server over {self.backend} did not come up within {timeout:.0f} s")
+                    raise ServerUnavailable(f"mlflow server over {self.backend} did not come up within {timeout:.0f} s") from None
                 time.sleep(0.5)
 
     def stop(self) -> None:

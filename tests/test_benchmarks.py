@@ -15,6 +15,6 @@ def test_benchmark_quick_run_prints_every_row():
     assert result.returncode == 0, result.stderr[-3000:]
     table = result.stdout.split("| row | pypads | anchor | ratio |", 1)[1]
     for name in ("inactive hook", "tracked fit, calling thread", "fits incl. flush", "accuracy_score calls",
-                 "start-up", "record a"):
+                 "start-up", "record a", "into a PostgreSQL-backed server", "values at once"):
         assert name in table, name
     assert "500/500 values in MLflow" in table and "stored 1 object(s)" in table

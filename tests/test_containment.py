@@ -177,6 +177,7 @@ def test_worker_processes_never_open_runs_of_their_own(tmp_path):
     result = python(tmp_path, WORKERS, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "done" in result.stdout
+    assert result.stderr == ""  # nothing of pypads' or its uploader's: neither workers nor a new store
     time.sleep(1)  # a stray run would be opened by its worker's uploader by now
     client = MlflowClient(store_of(tmp_path))
     runs = [run for experiment in client.search_experiments() for run in client.search_runs([experiment.experiment_id])]

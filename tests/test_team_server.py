@@ -20,12 +20,14 @@ from pathlib import Path
 import pytest
 from conftest import RunView, journals_uploaded, pictures_drawn, run_script, script_environment
 from mlflow.tracking import MlflowClient
-from servers import MlflowServer, mlflow_server, postgres_cluster
+from servers import MlflowServer, mlflow_server, postgres_cluster, postgres_program
 from test_seed import SEED_EXAMPLE
 
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[str]:
+    if not postgres_program("initdb"):
+        pytest.skip("PostgreSQL is not installed (Debian: apt-get install postgresql; `python3 dev.py` does it as root)")
     with postgres_cluster() as uri:
         yield uri
 

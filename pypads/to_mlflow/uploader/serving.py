@@ -127,7 +127,10 @@ def serve(folder: Path, interval: float, recover_left: bool, commands_from: Bina
     # pauses doubling to two minutes: what waited would arrive minutes after the server
     # is back. A few quick tries, then this process' own, whose pauses stay short (see
     # timeouts.AnswerClock). Set by the user, theirs stand.
-    for variable, value in (("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2"), ("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1")):
+    # MLflow's news of its own work ("Creating initial MLflow database tables…") is nothing
+    # the script caused either: warnings and errors only, read at MLflow's import.
+    for variable, value in (("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2"), ("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", "1"),
+                            ("MLFLOW_LOGGING_LEVEL", "WARNING")):
         os.environ.setdefault(variable, value)
     with script_waits():  # until its run is open: a script importing MLflow waits for it
         return _serve(folder, interval, recover_left, commands_from, answers_to)
