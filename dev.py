@@ -15,9 +15,9 @@ Installing means: Poetry in ``.tools/`` (a private virtualenv), the project and 
 locked dependencies in ``.venv/`` (for another Python: ``.venvs/``), and their byte-code
 compiled once (this machine sets PYTHONDONTWRITEBYTECODE, and recompiling MLflow at
 every start costs seconds). On Debian as root, installing also puts in what the tests
-of a team's server need from the system: PostgreSQL (``apt-get install postgresql``),
-when it is missing; elsewhere those tests say why they are skipped. Arguments after the
-task (and ``--python``) go to pytest.
+of a team's server and of MPI need from the system, when it is missing: PostgreSQL and
+Open MPI (``apt-get install postgresql openmpi-bin``); elsewhere those tests say why they
+are skipped. Arguments after the task (and ``--python``) go to pytest.
 """
 
 from __future__ import annotations
@@ -140,17 +140,22 @@ def lint(python: Path) -> int:
 
 
 def system_packages() -> None:
-    """PostgreSQL from Debian's packages, for the tests of a team's tracking server
-    (tests/servers.py), where it is missing and this process may install it."""
-    if glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb"):
+    """What some tests need from Debian's packages, where it is missing and this process
+    may install it: PostgreSQL for a team's tracking server (tests/servers.py), and
+    Open MPI for a real ``mpirun``."""
+    missing = [package for package, present in (
+        ("postgresql", glob.glob("/usr/lib/postgresql/*/bin/initdb") or shutil.which("initdb")),
+        ("openmpi-bin", shutil.which("mpirun")),
+    ) if not present]
+    if not missing:
         return
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        print("dev.py: PostgreSQL is not installed and cannot be installed from here (Debian, as root: "
-              "apt-get install postgresql); the tests of a team's server will be skipped", file=sys.stderr, flush=True)
+        print(f"dev.py: {', '.join(missing)} missing and cannot be installed from here (Debian, as root: apt-get "
+              f"install {' '.join(missing)}); the tests that need them will be skipped", file=sys.stderr, flush=True)
         return
     environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     run("apt-get", "update", "-qq", env=environment)
-    run("apt-get", "install", "-y", "-qq", "--no-install-recommends", "postgresql", env=environment)
+    run("apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing, env=environment)
 
 
 def install(interpreter: Path | None = None) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -16,3 +17,20 @@ def is_multiprocessing_child() -> bool:
     """
     module = sys.modules.get("multiprocessing")
     return module is not None and module.parent_process() is not None
+
+
+# What MPI launchers set in every process they start, rank and size: Open MPI's mpirun,
+# the PMI of MPICH's and Intel MPI's Hydra, and Slurm's srun. Read from the environment:
+# importing mpi4py's MPI initialises MPI, which is the program's to do.
+_RANK_VARIABLES = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
+                   ("SLURM_PROCID", "SLURM_NTASKS"))
+
+
+def launcher_rank() -> int | None:
+    """This process' rank in a parallel job of more than one process, as its launcher
+    says (``mpirun -n 4``: 0 to 3); None outside one."""
+    for rank_variable, size_variable in _RANK_VARIABLES:
+        rank, size = os.environ.get(rank_variable, ""), os.environ.get(size_variable, "")
+        if rank.isdigit() and size.isdigit():
+            return int(rank) if int(size) > 1 else None
+    return None

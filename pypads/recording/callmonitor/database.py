@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -34,7 +33,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from pypads.core import is_multiprocessing_child
+from pypads.core import is_multiprocessing_child, launcher_rank
 from pypads.recording.callmonitor.handlers import REGISTRY
 from pypads.recording.callmonitor.records import FORMAT, Encoded, describe_function
 from pypads.recording.content import npy
@@ -66,17 +65,6 @@ class Settings:
         return Settings._thread_id
 
 
-def _mpi_rank() -> int | None:
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is None:
-        return None
-    try:
-        world = mpi.COMM_WORLD
-        return int(world.Get_rank()) if world.Get_size() > 1 else None
-    except Exception:  # an MPI that is not initialised: a single process
-        return None
-
-
 def _child_process() -> int | None:
     """This process' pid if it is a child of a recording program (fork or spawn)."""
     return os.getpid() if is_multiprocessing_child() else None
@@ -84,7 +72,7 @@ def _child_process() -> int | None:
 
 def _suffix(parent_pid: int | None) -> str:
     forked = None if parent_pid in (None, os.getpid()) else os.getpid()
-    for worker in (Settings._thread_id, _mpi_rank(), forked or _child_process()):
+    for worker in (Settings._thread_id, launcher_rank(), forked or _child_process()):
         if worker is not None:
             return f"-tid={worker}"
     return ""
