@@ -118,9 +118,8 @@ class PyPads:
         self._finder = PatchingFinder(self._patcher.is_watched, self._patcher.on_module_loaded)
         self.experiment_name = name or to_mlflow.default_experiment_name()
         if is_worker_process():
-            # A worker that re-ran the script's top level (spawn, forkserver, loky) is
-            # part of the parent's run, not a run of its own; it runs untracked. Said at
-            # trace level: loguru's default sink prints debug lines into the user's stderr.
+            # A worker that re-ran the script's top level (spawn, forkserver, loky) runs
+            # untracked. Trace: loguru's default sink prints debug into the user's stderr.
             logger.trace("pypads: not tracking in a worker process of {}", os.getppid())
             self._owns_run = False
             return
