@@ -265,6 +265,9 @@ def test_a_server_down_at_the_end_gets_the_run_once_it_is_back_and_sync_uploads_
         scripts[name] = result
     journals = sorted((tmp_path / "home" / "journal").iterdir(), key=lambda folder: folder.stat().st_mtime)
     assert len(journals) == 2
+    pypads = str(Path(sys.executable).with_name("pypads"))
+    waiting = subprocess.run([pypads, "sync"], cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=60)
+    assert waiting.returncode == 0 and "2 still have their script or uploader at work" in waiting.stdout, waiting.stdout
     uploader = json.loads((journals[1] / "uploader.json").read_text())["pid"]
     os.kill(uploader, signal.SIGKILL)  # the second script's: the machine went down
     server.start()
@@ -272,7 +275,7 @@ def test_a_server_down_at_the_end_gets_the_run_once_it_is_back_and_sync_uploads_
     delivered, _ = runs_of(server.url, "team-down-delivered")
     assert values_once(server.url, delivered.run_id, 100).status == "FINISHED"
 
-    synced = subprocess.run([str(Path(sys.executable).with_name("pypads")), "sync"], cwd=tmp_path, env=environment,
+    synced = subprocess.run([pypads, "sync"], cwd=tmp_path, env=environment,
                             capture_output=True, text=True, timeout=300)
     assert synced.returncode == 0, synced.stdout + synced.stderr
     assert journals_uploaded(tmp_path / "home", timeout=5) == []

@@ -15,7 +15,7 @@ import functools
 import sys
 from dataclasses import dataclass, field
 
-from pypads.to_mlflow import JournalReader, journal_root, left_behind
+from pypads.to_mlflow import PATIENCE, JournalReader, journal_root, left_behind
 
 DESCRIPTIONS = {
     "sync": "Upload every journal that scripts left behind in pypads' home ($PYPADS_HOME or ~/.pypads) "
@@ -40,7 +40,11 @@ class SyncReport:
 def main(options: argparse.Namespace) -> int:
     journals = left_behind()
     if not journals:
-        print(f"nothing to sync: no journal left behind in {journal_root()}")
+        root = journal_root()
+        at_work = len([folder for folder in root.iterdir() if folder.is_dir()]) if root.is_dir() else 0
+        print(f"nothing to sync: no journal left behind in {root}" + (
+            f"; {at_work} still have their script or uploader at work on them (an uploader goes on trying "
+            f"a server that does not answer for {PATIENCE / 60:g} minutes)" if at_work else ""))
         return 0
     report = sync(journals)
     print(summary(report))
