@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -96,6 +97,7 @@ class MlflowServer:
              "--workers", str(self.workers)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env={**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true"},
+            start_new_session=True,  # its uvicorn workers and job runners go with it on stop()
         )
         deadline = time.monotonic() + timeout
         while True:
@@ -109,14 +111,21 @@ class MlflowServer:
                 time.sleep(0.5)
 
     def stop(self) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            self._process = None
+        """Stop the server and every process it started (``mlflow server`` is a parent
+        of uvicorn's workers: killing it alone would leave them answering)."""
+        if self._process is None:
+            return
+        group = self._process.pid  # its own session: the group's id is its pid
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGTERM)
+        try:
+            self._process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)  # whatever of the group is left
+        self._process.wait()
+        self._process = None
 
 
 @contextlib.contextmanager

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,7 +50,7 @@ def test_tracking_into_a_remote_server(tracking_server, make_tracker):
     assert any(served.rglob("DecisionTreeClassifier.fit.jsonl"))  # stored by the server, not beside the script
 
 
-def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypads_syncs(tmp_path, empty_store):
+def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypads_uploads_what_was_left(tmp_path, empty_store):
     port = free_port()  # nothing listens there yet
     url = f"http://127.0.0.1:{port}"
     code = (
@@ -68,6 +70,9 @@ def test_a_dead_server_costs_the_script_only_the_flush_timeout_and_the_next_pypa
     (journal,) = (tmp_path / "home" / "journal").iterdir()
     meta = json.loads((journal / "meta.json").read_text())
     assert meta["run_id"] is None and (journal / "status").read_text() == "FINISHED"
+    # Its uploader goes on trying for minutes; the machine restarting ends it, and the
+    # journal is then the next PyPads()'s to upload.
+    os.kill(json.loads((journal / "uploader.json").read_text())["pid"], signal.SIGKILL)
 
     (tmp_path / "server").mkdir()
     with sqlite_server(tmp_path / "server", empty_store, port):

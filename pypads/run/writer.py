@@ -292,8 +292,8 @@ class Writer:
                 outcome = uploader.close(status, timeout)
         if outcome is Outcome.CLOSED:
             return True
-        if outcome is Outcome.TIMED_OUT:
+        if outcome is Outcome.TIMED_OUT:  # an uploader thread ends with the script; a process goes on
+            later = "" if isinstance(uploader, UploaderThread) else f"its uploader tries for {PATIENCE / 60:g} minutes, then "
             warn_locally("close", f"MLflow at {self.target.store.display_uri} did not answer for {timeout:g} s: "
-                         f"the run's data stays in {self.journal.folder}; pypads' uploader goes on trying for "
-                         f"{PATIENCE / 60:g} minutes, and what is left then `pypads sync` uploads")
+                         f"the run's data stays in {self.journal.folder}; {later}`pypads sync` uploads what is left")
         return False

@@ -146,9 +146,8 @@ class UploaderProcess:
             # the uploader keeps trying on its own, for a bounded time (timeouts.PATIENCE),
             # having let go of the script's output; the journal keeps the run meanwhile.
             self.timed_out = True
-            if process.stdin is not None:  # nothing more to say: it lets go of our output now
-                with contextlib.suppress(OSError, ValueError), self._lock:
-                    process.stdin.close()
+            with self._lock:  # nothing more to say: it lets go of our output now
+                _close_input(process)
             outcome = Outcome.TIMED_OUT
         _PROCESSES.discard(self)
         if self._import_hold is not None:
@@ -248,3 +247,11 @@ def _forget_uploaders_in_forked_child() -> None:
 
 
 os.register_at_fork(after_in_child=_forget_uploaders_in_forked_child)
+
+
+def _close_input(process: subprocess.Popen[bytes] | SpareUploader) -> None:
+    if isinstance(process, SpareUploader):
+        process.close_input()
+    elif process.stdin is not None:
+        with contextlib.suppress(OSError, ValueError):
+            process.stdin.close()

@@ -40,7 +40,15 @@ class SpareUploader:
         self.pid = pid
         self.stdin: BinaryIO = connection.makefile("wb")
         self.stdout: BinaryIO = connection.makefile("rb")
-        connection.close()  # the two files keep the socket open
+        self._connection = connection
+
+    def close_input(self) -> None:
+        """End the spare's input, as closing a child's stdin does: closing the file
+        alone would leave the socket open for the answers' file."""
+        try:
+            self._connection.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass  # gone already
 
     def kill(self) -> None:
         try:

@@ -118,7 +118,7 @@ def _let_go_of_the_scripts_output() -> None:
 def serve(folder: Path, interval: float, recover_left: bool, commands_from: BinaryIO, answers_to: BinaryIO) -> bool:
     """Upload ``folder`` until the script closes it (or is gone). Closing gives up once
     MLflow has not answered for the timeout the script gives (or :func:`default_timeout`).
-    True if this process may serve another run; False if an MLflow call was left hanging."""
+    True if this process may serve another run; False if the run is not whole in MLflow."""
     # MLflow prints a link to every run it ends on a server ("View run … at:"), runs the
     # script never started itself (a search's candidates): into the script's stderr,
     # which this process shares. Set for each run: a spare takes over the next script's environment.
@@ -183,6 +183,7 @@ def _serve(folder: Path, interval: float, recover_left: bool, commands_from: Bin
     if not clock.wait(lambda: not finishing.is_alive(), timeout):
         channel.send(Closed(False))  # the script goes on: its wait has its bound
         let_go()
+        drawing_may_go.set()  # nobody waits for this process now: an earlier run's pictures go on
         _finish_when_the_store_is_back(uploader, finishing, finished, clock, commands)
         return False
     channel.send(Closed(bool(finished and finished[0])))
@@ -201,7 +202,9 @@ def _serve(folder: Path, interval: float, recover_left: bool, commands_from: Bin
     identity = sqlite_identity(uploader.target.store.tracking_uri)
     if identity is not None:
         _sqlite_files[identity[0]] = identity[1]
-    return True
+    # A run not whole in MLflow: this process ends rather than wait as a spare, so that
+    # its journal, which names this process as its uploader, is left to a later sync.
+    return bool(finished and finished[0])
 
 
 def _finish_when_the_store_is_back(uploader: Uploader, finishing: threading.Thread, finished: list[bool],
