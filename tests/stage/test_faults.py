@@ -10,9 +10,10 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
-from pypads.to_mlflow.connection import passing_failure
+from pypads.to_mlflow.connection import log_datasets, passing_failure
 
 
 @pytest.fixture(autouse=True)
@@ -80,3 +81,36 @@ def test_a_server_answering_unavailable_passes(answering, monkeypatch, tries):
 ])
 def test_any_other_answer_does_not_pass(answering, status, body):
     assert not passing_failure(failure_of(answering(status, body)))
+
+
+class RacedStore:
+    """A store whose first ``log_inputs`` loses the race for a dataset's unique key, in
+    the words of a database this machine has no server of (MySQL, SQL Server); the
+    PostgreSQL case runs for real in tests/test_team_server.py."""
+
+    def __init__(self, message: str) -> None:
+        self.message, self.calls = message, 0
+
+    def log_inputs(self, run_id: str, inputs: list) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            raise MlflowException(self.message, error_code="BAD_REQUEST")
+
+
+@pytest.mark.parametrize("message", [
+    "(psycopg2.errors.UniqueViolation) duplicate key value violates unique constraint \"dataset_pk\"",
+    "(pymysql.err.IntegrityError) (1062, \"Duplicate entry '1-truth-aa51' for key 'datasets.PRIMARY'\")",
+    "Violation of PRIMARY KEY constraint. Violation of UNIQUE KEY constraint 'dataset_pk'.",
+])
+def test_a_dataset_lost_to_another_scripts_insert_is_logged_again_and_linked(message):
+    store, warned = RacedStore(message), []
+    log_datasets(store, "run", [{"name": "truth", "digest": "aa51", "context": "training"}],
+                 lambda key, text: warned.append(text))
+    assert store.calls == 2 and warned == []
+
+
+def test_any_other_refusal_of_a_dataset_reaches_the_uploader():
+    store = RacedStore("the store is read-only")
+    with pytest.raises(MlflowException):
+        log_datasets(store, "run", [{"name": "truth", "digest": "aa51", "context": "training"}], lambda key, text: None)
+    assert store.calls == 1

@@ -54,6 +54,11 @@ def _log_inputs(client: MlflowClient, run_id: str, inputs: list[DatasetInput], w
             _log_inputs(client, run_id, part, warn, call)
 
 
+# How the databases MLflow's SQL store runs on word a second insert of a unique key:
+# PostgreSQL and SQLite ("unique constraint"), MySQL ("Duplicate entry"), SQL Server.
+_UNIQUE_KEY_REFUSED = ("unique constraint", "duplicate entry", "unique key constraint")
+
+
 def _log_inputs_once_more_after_a_race(client: MlflowClient, run_id: str, inputs: list[DatasetInput],
                                        call: MlflowCaller) -> None:
     """``log_inputs``, again if another script created one of the same datasets in the
@@ -64,7 +69,7 @@ def _log_inputs_once_more_after_a_race(client: MlflowClient, run_id: str, inputs
     try:
         call(client.log_inputs, run_id, inputs)
     except MlflowException as error:
-        if "unique constraint" not in error.message.lower():
+        if not any(words in error.message.lower() for words in _UNIQUE_KEY_REFUSED):
             raise
         call(client.log_inputs, run_id, inputs)
 
