@@ -22,6 +22,7 @@ from pypads.core import (
     Patcher,
     PatchingFinder,
     Session,
+    launcher_job,
     load_mappings,
     prepare_imports,
     pypads_home,
@@ -159,20 +160,19 @@ class PyPads:
         return run.writer if run is not None else None
 
     def _start_run(self, joined: str | None) -> None:
-        """Start tracking at once; the MLflow run itself is opened by the uploader.
-
-        Each part is handed what it needs, going down: the writer makes the run's journal
-        and starts its uploader. If the script imported MLflow before ``PyPads()``, it may
-        use MLflow's API right away: then this waits for the run to be open and makes it
-        MLflow's active run in this thread, as ``mlflow.start_run()`` would.
-        """
+        """Start tracking at once; the MLflow run itself is opened by the uploader (an MPI
+        rank's: rank 0's, or a child run of it). Each part is handed what it needs, going
+        down: the writer makes the run's journal and starts its uploader. If the script
+        imported MLflow before ``PyPads()``, it may use MLflow's API right away: then this
+        waits for the run to be open and makes it MLflow's active run in this thread."""
         config = self.config
         user = run_user(config.pseudonymize)
         tags = {"pypads.version": pypads_version(), "pypads.mappings": mapping_summary(self.mappings)}
         uses_mlflow = to_mlflow.script_uses_mlflow()
         if self._owns_run:
             self._environment.set(MLFLOW_TRACKING_URI=self.store.tracking_uri)
-        writer = Writer(to_mlflow.RunTarget(self.store, self.experiment_name, joined, user), on_open=self._on_run_open,
+        target = to_mlflow.RunTarget(self.store, self.experiment_name, joined, user, None if joined else launcher_job())
+        writer = Writer(target, on_open=self._on_run_open,
                         in_process=config.uploader == "thread" or (config.uploader == "auto" and uses_mlflow),
                         recover=bool(to_mlflow.left_behind()), on_failure=self._stop_tracking,
                         wait_timeout=config.flush_timeout, uploader_idle=config.uploader_idle)

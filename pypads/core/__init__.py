@@ -63,7 +63,7 @@ from pypads.core.privacy import (
     redact_text,
     redact_url,
 )
-from pypads.core.processes import is_multiprocessing_child, launcher_rank
+from pypads.core.processes import is_multiprocessing_child, launcher_job, launcher_rank
 from pypads.core.pseudonyms import load_salt, pseudonym
 from pypads.core.schemas import (
     CALLMONITOR,
@@ -83,7 +83,7 @@ __all__ = [
     "PIPELINE_GRAPH", "Patcher", "PatchingFinder", "PyPadsError", "REDACTED", "RecordingWarning", "ResultsError",
     "SECRET_WORDS", "SYSTEM", "Session", "VALUE_SUMMARY", "check_loaded_entries", "check_option_kinds", "cut_in_the_middle",
     "describe_unmatched", "init_defaults", "inside_pypads", "installed",
-    "installed_version", "is_estimator", "is_multiprocessing_child", "launcher_rank",
+    "installed_version", "is_estimator", "is_multiprocessing_child", "launcher_job", "launcher_rank",
     "is_secret_name", "load_mappings", "load_salt", "loaded_subclasses", "most_relevant_error", "params", "prepare_imports",
     "pseudonym", "pypads_at_work", "pypads_home", "read_mapping_file", "redact", "redact_argv", "redact_params",
     "redact_repr", "redact_text", "redact_url", "resolve_loaded", "say_on_stderr", "schema_error", "set_tracking_session",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 
@@ -34,3 +35,23 @@ def launcher_rank() -> int | None:
         if rank.isdigit() and size.isdigit():
             return int(rank) if int(size) > 1 else None
     return None
+
+
+# What every process of one parallel job shares and other jobs do not: Open MPI's
+# launcher address (its job family, host and port), PMIx's namespace, Slurm's job step.
+_JOB_VARIABLES = ("OMPI_MCA_orte_hnp_uri", "PMIX_NAMESPACE")
+
+
+def launcher_job() -> tuple[str, int] | None:
+    """The parallel job this process is a rank of, as a digest every rank computes
+    alike, and its rank; None outside a job of more than one process, or under a
+    launcher that names no job (MPICH's Hydra)."""
+    rank = launcher_rank()
+    if rank is None:
+        return None
+    named = next((f"{name}={os.environ[name]}" for name in _JOB_VARIABLES if os.environ.get(name)), None)
+    if named is None and os.environ.get("SLURM_JOB_ID"):
+        named = f"slurm={os.environ['SLURM_JOB_ID']}.{os.environ.get('SLURM_STEP_ID', '')}"
+    if named is None:
+        return None
+    return hashlib.sha256(named.encode()).hexdigest()[:16], rank

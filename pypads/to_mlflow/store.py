@@ -45,6 +45,9 @@ class RunTarget:
     experiment_name: str
     join_run_id: str | None = None
     user: str | None = None  # the new run's ``mlflow.user`` (a pseudonym), None: MLflow's, the login name
+    # A rank of a parallel job (MPI): the job's digest and this process' rank. Rank 0's
+    # run is the job's run; each other rank's is a child run of it (see connection.runs).
+    mpi: tuple[str, int] | None = None
 
 
 def resolve_store(uri: str | None = None) -> Store:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import mlflow
 import mlflow.artifacts
 from mlflow.entities import RunStatus
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
-from mlflow.utils.mlflow_tags import MLFLOW_USER
+from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_USER
 
 from pypads.to_mlflow.store import RunTarget, Store
 
@@ -33,8 +35,40 @@ def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowCl
     tags = context_registry.resolve_tags()
     if target.user is not None:  # a pseudonym (config "pseudonymize"): the tag and the run's user id
         tags[MLFLOW_USER] = target.user
-    run = client.create_run(experiment_id, start_time=start_time, tags=tags)
+    name = None
+    if target.mpi is not None:
+        job, rank = target.mpi
+        if rank == 0:
+            tags[MPI_JOB_TAG] = job
+        else:  # a child run of the job's: found by its tag, once rank 0's uploader has made it
+            name = f"rank-{rank}"
+            tags.update({MLFLOW_PARENT_RUN_ID: _job_run(client, experiment_id, job), MPI_RANK_TAG: str(rank)})
+    run = client.create_run(experiment_id, start_time=start_time, tags=tags, run_name=name)
     return client, run.info.run_id
+
+
+RUNNING = RunStatus.to_string(RunStatus.RUNNING)
+# The tag of an MPI job's run (rank 0's), with the job's digest; each other rank's child
+# run has its rank; a rank that ended FAILED or KILLED leaves its status on the job's run.
+MPI_JOB_TAG = "pypads.mpi.job"
+MPI_RANK_TAG = "pypads.mpi.rank"
+RANK_FAILURE_TAG = "pypads.failure.rank-"
+# How long a rank's uploader looks for rank 0's run: its script starting at the same
+# moment, MLflow's import and the run's first upload take seconds, more on a busy host.
+RANK_WAIT = 120.0
+
+
+def _job_run(client: MlflowClient, experiment_id: str, job: str) -> str:
+    deadline, pause = time.monotonic() + RANK_WAIT, 0.25
+    while True:
+        found = client.search_runs([experiment_id], f"tags.`{MPI_JOB_TAG}` = '{job}'", max_results=1,
+                                   order_by=["attributes.start_time DESC"])
+        if found:
+            return str(found[0].info.run_id)
+        if time.monotonic() > deadline:
+            raise MlflowException(f"the run of rank 0 of this MPI job did not appear within {RANK_WAIT:g} s")
+        time.sleep(pause)
+        pause = min(2 * pause, 2.0)
 
 
 def start_fluent_run(run_id: str) -> None:
@@ -73,11 +107,23 @@ def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
         return experiment.experiment_id
 
 
-def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: bool = False) -> None:
-    """End ``run_id`` with ``status`` (``only_if_running``: unless it has ended already)."""
-    if only_if_running and client.get_run(run_id).info.status != RunStatus.to_string(RunStatus.RUNNING):
+def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: bool = False, mpi: bool = False) -> None:
+    """End ``run_id`` with ``status`` (``only_if_running``: unless it has ended already).
+
+    ``mpi``: the run of a rank of a parallel job. The job's run ends FAILED if a rank
+    failed; a rank that failed says so on the job's run, and fails it if it has ended."""
+    run = client.get_run(run_id) if mpi or only_if_running else None
+    if run is not None and only_if_running and run.info.status != RUNNING:
         return
+    tags = run.data.tags if run is not None and mpi else {}
+    if MPI_JOB_TAG in tags and status == "FINISHED" and any(key.startswith(RANK_FAILURE_TAG) for key in tags):
+        status = "FAILED"
     client.set_terminated(run_id, status)
+    job_run = tags.get(MLFLOW_PARENT_RUN_ID)
+    if MPI_RANK_TAG in tags and job_run and status in ("FAILED", "KILLED"):
+        client.set_tag(job_run, RANK_FAILURE_TAG + tags[MPI_RANK_TAG], status)
+        if client.get_run(job_run).info.status != RUNNING:
+            client.set_terminated(job_run, "FAILED")
 
 
 def download_artifacts(uri: str, target: Path, tracking_uri: str | None) -> Path:

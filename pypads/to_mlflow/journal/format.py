@@ -61,9 +61,10 @@ ENTRY_KINDS = frozenset({"model", "model_card", "dataset", "child_run", "evaluat
 # run_id, owns_run (False: a joined run, which pypads does not end), tracking_uri,
 # experiment, artifact_root, pid and started (the script's, or a recovering process'),
 # start_time (ms: MLflow's start of the run), user (the pseudonym the run's mlflow.user
-# is, with ``pseudonymize``), status (older pypads kept it here).
+# is, with ``pseudonymize``), status (older pypads kept it here), mpi ([job digest, rank]
+# of an MPI rank, else null).
 META_FIELDS = ("run_id", "owns_run", "tracking_uri", "experiment", "artifact_root", "pid", "started", "start_time",
-               "user")
+               "user", "mpi")
 
 INLINE_LIMIT = 1 << 20  # larger artifacts are staged as files of their own
 # Journal files hold what the run holds before MLflow's access rules apply, and
@@ -82,7 +83,15 @@ def journal_root() -> Path:
 def run_target(meta: dict[str, Any]) -> RunTarget:
     """The run a journal's meta names (or the experiment to open it in)."""
     store = Store(meta["tracking_uri"], Path(meta["artifact_root"]) if meta.get("artifact_root") else None)
-    return RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"), meta.get("user"))
+    return RunTarget(store, meta.get("experiment") or DEFAULT_EXPERIMENT, meta.get("run_id"), meta.get("user"),
+                     _mpi(meta.get("mpi")))
+
+
+def _mpi(value: Any) -> tuple[str, int] | None:
+    """The meta's ``mpi``, if it is what pypads writes (a journal is not trusted)."""
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and type(value[1]) is int:
+        return value[0], value[1]
+    return None
 
 
 def entity_line(entry: dict[str, Any]) -> bytes:

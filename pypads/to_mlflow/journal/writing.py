@@ -78,6 +78,7 @@ class JournalWriter(JournalFolder):
             # The run opens later, off the script's thread: MLflow gets this as its start.
             "start_time": int(time.time() * 1000),
             "user": target.user,
+            "mpi": list(target.mpi) if target.mpi else None,
         }
         journal._write_meta(journal._created)
         with create_private(journal._reserve, PRIVATE_FILE) as reserve:

@@ -155,7 +155,8 @@ class Uploader:
             return False
         if status is not None and self.owns_run:
             try:
-                self.clock.call(mlflow_connection.end_run, self._open_client, self.run_id, status, only_if_running)
+                self.clock.call(mlflow_connection.end_run, self._open_client, self.run_id, status, only_if_running,
+                                self.target.mpi is not None)
             except Exception as error:
                 self.failed = True
                 self._warn_once("end", f"could not end MLflow run {self.run_id} (kept in {self.journal.folder}): {error}")
