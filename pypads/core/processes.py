@@ -20,11 +20,11 @@ def is_multiprocessing_child() -> bool:
     return module is not None and module.parent_process() is not None
 
 
-# What MPI launchers set in every process they start, rank and size: Open MPI's mpirun,
-# the PMI of MPICH's and Intel MPI's Hydra, and Slurm's srun. Read from the environment:
-# importing mpi4py's MPI initialises MPI, which is the program's to do.
-_RANK_VARIABLES = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"),
-                   ("SLURM_PROCID", "SLURM_NTASKS"))
+# What MPI launchers set in every process they start, rank and size: Open MPI's mpirun
+# and the PMI of MPICH's and Intel MPI's Hydra. Read from the environment: importing
+# mpi4py's MPI initialises MPI, which is the program's to do. Not Slurm's SLURM_PROCID:
+# a batch script asking for four tasks has it too, running one process.
+_RANK_VARIABLES = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("PMI_RANK", "PMI_SIZE"))
 
 
 def launcher_rank() -> int | None:
@@ -38,7 +38,7 @@ def launcher_rank() -> int | None:
 
 
 # What every process of one parallel job shares and other jobs do not: Open MPI's
-# launcher address (its job family, host and port), PMIx's namespace, Slurm's job step.
+# launcher address (its job family, host and port), PMIx's namespace.
 _JOB_VARIABLES = ("OMPI_MCA_orte_hnp_uri", "PMIX_NAMESPACE")
 
 
@@ -50,8 +50,6 @@ def launcher_job() -> tuple[str, int] | None:
     if rank is None:
         return None
     named = next((f"{name}={os.environ[name]}" for name in _JOB_VARIABLES if os.environ.get(name)), None)
-    if named is None and os.environ.get("SLURM_JOB_ID"):
-        named = f"slurm={os.environ['SLURM_JOB_ID']}.{os.environ.get('SLURM_STEP_ID', '')}"
     if named is None:
         return None
     return hashlib.sha256(named.encode()).hexdigest()[:16], rank

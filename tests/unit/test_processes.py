@@ -7,8 +7,8 @@ import pytest
 from pypads.core import launcher_job, launcher_rank
 from pypads.to_mlflow.journal.format import run_target
 
-LAUNCHERS = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_PROCID", "SLURM_NTASKS",
-             "OMPI_MCA_orte_hnp_uri", "PMIX_NAMESPACE", "SLURM_JOB_ID", "SLURM_STEP_ID")
+LAUNCHERS = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "OMPI_MCA_orte_hnp_uri",
+             "PMIX_NAMESPACE")
 
 
 @pytest.fixture(autouse=True)
@@ -49,3 +49,9 @@ def test_a_launcher_that_names_no_job_gives_a_rank_but_no_job(monkeypatch):
 def test_a_journals_mpi_field_is_taken_only_as_pypads_writes_it(value, taken):
     meta = {"tracking_uri": "sqlite:///x.db", "experiment": "e", "mpi": value}
     assert run_target(meta).mpi == taken
+
+
+def test_a_slurm_batch_script_of_four_tasks_is_one_process(monkeypatch):
+    for name, value in (("SLURM_PROCID", "0"), ("SLURM_NTASKS", "4"), ("SLURM_JOB_ID", "77")):
+        monkeypatch.setenv(name, value)
+    assert launcher_rank() is None and launcher_job() is None
