@@ -116,8 +116,8 @@ def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: boo
     if run is not None and only_if_running and run.info.status != RUNNING:
         return
     tags = run.data.tags if run is not None and mpi else {}
-    if MPI_JOB_TAG in tags and status == "FINISHED" and any(key.startswith(RANK_FAILURE_TAG) for key in tags):
-        status = "FAILED"
+    if MPI_JOB_TAG in tags and any(key.startswith(RANK_FAILURE_TAG) for key in tags):
+        status = "FAILED"  # finished, or killed by the launcher because a rank failed
     client.set_terminated(run_id, status)
     job_run = tags.get(MLFLOW_PARENT_RUN_ID)
     if MPI_RANK_TAG in tags and job_run and status in ("FAILED", "KILLED"):
