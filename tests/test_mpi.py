@@ -18,15 +18,21 @@ pytestmark = pytest.mark.skipif(
     reason="no MPI runtime (Debian: apt-get install openmpi-bin; `python3 dev.py` does it as root)")
 
 TRAIN = """
-import os
+import os, pathlib, time
 from pypads import PyPads
 tracker = PyPads(name="mpi-train")
 from sklearn import datasets
 from sklearn.linear_model import Ridge
-rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+rank, size = int(os.environ["OMPI_COMM_WORLD_RANK"]), int(os.environ["OMPI_COMM_WORLD_SIZE"])
 X, y = datasets.load_diabetes(return_X_y=True)
 Ridge(alpha=rank + 1.0).fit(X, y)
+pathlib.Path(f"fitted-{rank}").touch()
 if rank == int(os.environ.get("FAILING_RANK", "-1")):
+    # After every rank has fitted (a barrier without mpi4py): the launcher then stops
+    # the others, and what each logged must be there all the same.
+    deadline = time.monotonic() + 120
+    while len(list(pathlib.Path().glob("fitted-*"))) < size and time.monotonic() < deadline:
+        time.sleep(0.05)
     raise RuntimeError("rank failed")
 """
 
