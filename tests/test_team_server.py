@@ -143,10 +143,14 @@ def test_credentials_never_land_where_others_read_them(team_server, tmp_path):
             assert not mode & (stat.S_IRGRP | stat.S_IROTH), f"{path} holds a credential and others may read it"
 
 
+# The server shares this machine's cores with the eight scripts and their uploaders:
+# while they all start, one answer can take longer than the 5 s an end waits by default
+# for a server (a bound meant for one that is down), so the load test waits as a team
+# with a busy server would be told to (docs/deployment.md).
 LOGGING = '''
 import numpy as np
 from pypads import PyPads
-tracker = PyPads(name="team-load")
+tracker = PyPads(name="team-load", config={"flush_timeout": 60})
 from sklearn.metrics import accuracy_score
 truth = np.arange(1000) % 2
 for wrong in range(1000):  # a value a step: (1000 - step) / 1000

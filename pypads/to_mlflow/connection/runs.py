@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
 from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_USER
 
+from pypads.to_mlflow.connection.entities import MlflowCaller, direct
 from pypads.to_mlflow.store import RunTarget, Store
 
 # The experiment tag MLflow 3's UI reads for the view an experiment opens in, and the
@@ -22,16 +24,21 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 MODEL_TRAINING_KIND = "custom_model_development"
 
 
-def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowClient, str]:
+def open_run(target: RunTarget, call: MlflowCaller = direct, start_time: int | None = None) -> tuple[MlflowClient, str]:
     """The client and the id of the run to write into: the one to join, or a new run
     in the target's experiment, tagged the way ``mlflow.start_run`` tags it (user — the
-    target's pseudonym if it has one —, source, git commit) so the UI shows where it came from. ``start_time`` (ms) is when
-    the script started tracking: the run is opened later, off the script's thread, and
-    its "Created at" and "Duration" must not count that delay."""
+    target's pseudonym if it has one —, source, git commit) so the UI shows where it
+    came from. ``start_time`` (ms) is when the script started tracking: the run is
+    opened later, off the script's thread, and its "Created at" and "Duration" must not
+    count that delay.
+
+    Each request to MLflow goes through ``call`` on its own (the uploader's clock): the
+    local work between them (git's tags on a busy host) and an MPI rank's wait for its
+    job's run are no call left unanswered."""
     client = MlflowClient(target.store.tracking_uri)
     if target.join_run_id is not None:
         return client, target.join_run_id
-    experiment_id = ensure_experiment(client, target.store, target.experiment_name)
+    experiment_id = call(ensure_experiment, client, target.store, target.experiment_name)
     tags = context_registry.resolve_tags()
     if target.user is not None:  # a pseudonym (config "pseudonymize"): the tag and the run's user id
         tags[MLFLOW_USER] = target.user
@@ -42,8 +49,8 @@ def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowCl
             tags[MPI_JOB_TAG] = job
         else:  # a child run of the job's: found by its tag, once rank 0's uploader has made it
             name = f"rank-{rank}"
-            tags.update({MLFLOW_PARENT_RUN_ID: _job_run(client, experiment_id, job), MPI_RANK_TAG: str(rank)})
-    run = client.create_run(experiment_id, start_time=start_time, tags=tags, run_name=name)
+            tags.update({MLFLOW_PARENT_RUN_ID: _job_run(client, experiment_id, job, call), MPI_RANK_TAG: str(rank)})
+    run = call(functools.partial(client.create_run, start_time=start_time, tags=tags, run_name=name), experiment_id)
     return client, run.info.run_id
 
 
@@ -58,11 +65,11 @@ RANK_FAILURE_TAG = "pypads.failure.rank-"
 RANK_WAIT = 120.0
 
 
-def _job_run(client: MlflowClient, experiment_id: str, job: str) -> str:
+def _job_run(client: MlflowClient, experiment_id: str, job: str, call: MlflowCaller) -> str:
     deadline, pause = time.monotonic() + RANK_WAIT, 0.25
+    search = functools.partial(client.search_runs, max_results=1, order_by=["attributes.start_time DESC"])
     while True:
-        found = client.search_runs([experiment_id], f"tags.`{MPI_JOB_TAG}` = '{job}'", max_results=1,
-                                   order_by=["attributes.start_time DESC"])
+        found = call(search, [experiment_id], f"tags.`{MPI_JOB_TAG}` = '{job}'")
         if found:
             return str(found[0].info.run_id)
         if time.monotonic() > deadline:
