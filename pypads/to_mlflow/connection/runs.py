@@ -123,14 +123,22 @@ def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: boo
     if run is not None and only_if_running and run.info.status != RUNNING:
         return
     tags = run.data.tags if run is not None and mpi else {}
-    if MPI_JOB_TAG in tags and any(key.startswith(RANK_FAILURE_TAG) for key in tags):
+    if MPI_JOB_TAG in tags and _a_rank_failed(tags):
         status = "FAILED"  # finished, or killed by the launcher because a rank failed
     client.set_terminated(run_id, status)
+    if MPI_JOB_TAG in tags and status != "FAILED" and _a_rank_failed(client.get_run(run_id).data.tags):
+        # A rank's failure noted between the read above and the end: each side writes,
+        # then reads what the other wrote, so one of the two always sees the other.
+        client.set_terminated(run_id, "FAILED")
     job_run = tags.get(MLFLOW_PARENT_RUN_ID)
     if MPI_RANK_TAG in tags and job_run and status in ("FAILED", "KILLED"):
         client.set_tag(job_run, RANK_FAILURE_TAG + tags[MPI_RANK_TAG], status)
         if client.get_run(job_run).info.status != RUNNING:
             client.set_terminated(job_run, "FAILED")
+
+
+def _a_rank_failed(tags: dict[str, str]) -> bool:
+    return any(key.startswith(RANK_FAILURE_TAG) for key in tags)
 
 
 def download_artifacts(uri: str, target: Path, tracking_uri: str | None) -> Path:
