@@ -101,14 +101,22 @@ def supported_range() -> tuple[str, str]:
     return f"3.{lower.group(1)}", f"3.{int(upper.group(1)) - 1}"
 
 
+# The marker of tests CI runs on the newest supported Python only: a team's server, MPI
+# launches and the benchmarks' smoke run, some eleven minutes of servers and launchers
+# starting, on code the rest of the suite runs on both (see .ci/run).
+NEWEST_ONLY = "newest_only"
+
+
 def ci(pytest_args: list[str]) -> int:
-    """The suite on the oldest and the newest supported Python, one after the other.
+    """The suite on the oldest and the newest supported Python, one after the other
+    (on the oldest without the tests marked ``newest_only``).
 
     A version missing on the machine is said loudly and skipped, so that the other one
     still runs; it fails CI only when no version at all could run. Versions in between
     are not run: each run is a full suite (see .ci/run for the time budget)."""
     results: dict[str, str] = {}
-    for version in dict.fromkeys(supported_range()):  # one entry if oldest == newest
+    versions = list(dict.fromkeys(supported_range()))  # one entry if oldest == newest
+    for version in versions:
         interpreter = find_python(version)
         if interpreter is None:
             print(f"dev.py: Python {version} not found: install it with `pyenv install {version}` or put "
@@ -120,7 +128,8 @@ def ci(pytest_args: list[str]) -> int:
         python = install(interpreter)
         if "lint" not in results:  # once, in the first environment: the code is the same for all
             results["lint"] = "passed" if lint(python) == 0 else "failed"
-        code = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT).returncode
+        selection = [] if version == versions[-1] or "-m" in pytest_args else ["-m", f"not {NEWEST_ONLY}"]
+        code = subprocess.run([str(python), "-m", "pytest", *selection, *pytest_args], cwd=ROOT).returncode
         results[version] = "passed" if code == 0 else f"failed (pytest exit code {code})"
     print("dev.py ci: " + "; ".join(f"{version if version == 'lint' else 'Python ' + version} {result}"
                                     for version, result in results.items()), flush=True)

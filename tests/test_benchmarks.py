@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.newest_only  # some four minutes: once per CI run
 def test_benchmark_quick_run_prints_every_row():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
                             capture_output=True, text=True, timeout=600)

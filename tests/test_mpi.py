@@ -13,9 +13,11 @@ import pytest
 from conftest import RunView, script_environment, store_of
 from mlflow.tracking import MlflowClient
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("mpirun") is None,
-    reason="no MPI runtime (Debian: apt-get install openmpi-bin; `python3 dev.py` does it as root)")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("mpirun") is None,
+                       reason="no MPI runtime (Debian: apt-get install openmpi-bin; `python3 dev.py` does it as root)"),
+    pytest.mark.newest_only,
+]
 
 TRAIN = """
 import os, pathlib, time

@@ -23,6 +23,8 @@ from mlflow.tracking import MlflowClient
 from servers import MlflowServer, mlflow_server, postgres_cluster, postgres_program
 from test_seed import SEED_EXAMPLE
 
+pytestmark = pytest.mark.newest_only  # a PostgreSQL cluster and a server: once per CI run
+
 
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[str]:
