@@ -6,7 +6,7 @@
     python3 dev.py test --python 3.10      # the same on another Python (a version or a path)
     python3 dev.py unit                    # the unit tier: in this process, no MLflow, no subprocess (seconds)
     python3 dev.py stage                   # the stage tier: one stage against its real neighbours (a minute or two)
-    python3 dev.py e2e                     # the end-to-end tier: real scripts, uploaders and stores (15-25 minutes)
+    python3 dev.py e2e                     # the end-to-end tier: real scripts, uploaders and stores (25-40 minutes)
     python3 dev.py lint                    # ruff and mypy, as pyproject.toml configures them
     python3 dev.py floors                  # redraw the floors' picture in docs/design.md from the code
     python3 dev.py ci                      # lint, then the suite on the oldest and the newest supported Python
