@@ -109,15 +109,17 @@ NEWEST_ONLY = "newest_only"
 
 def ci(pytest_args: list[str]) -> int:
     """The suite on the oldest and the newest supported Python, one after the other
-    (on the oldest without the tests marked ``newest_only``).
+    (on the oldest without the tests marked ``newest_only``, unless the newest is missing).
 
     A version missing on the machine is said loudly and skipped, so that the other one
     still runs; it fails CI only when no version at all could run. Versions in between
     are not run: each run is a full suite (see .ci/run for the time budget)."""
     results: dict[str, str] = {}
-    versions = list(dict.fromkeys(supported_range()))  # one entry if oldest == newest
-    for version in versions:
-        interpreter = find_python(version)
+    interpreters = {version: find_python(version) for version in supported_range()}  # one entry if oldest == newest
+    # The newest found runs every test: with the newest missing, the oldest runs them.
+    runs_all = max((version for version, found in interpreters.items() if found), default=None,
+                   key=lambda version: int(version.split(".")[1]))
+    for version, interpreter in interpreters.items():
         if interpreter is None:
             print(f"dev.py: Python {version} not found: install it with `pyenv install {version}` or put "
                   f"python{version} on PATH; running the suite on the other supported versions only",
@@ -128,7 +130,7 @@ def ci(pytest_args: list[str]) -> int:
         python = install(interpreter)
         if "lint" not in results:  # once, in the first environment: the code is the same for all
             results["lint"] = "passed" if lint(python) == 0 else "failed"
-        selection = [] if version == versions[-1] or "-m" in pytest_args else ["-m", f"not {NEWEST_ONLY}"]
+        selection = [] if version == runs_all or "-m" in pytest_args else ["-m", f"not {NEWEST_ONLY}"]
         code = subprocess.run([str(python), "-m", "pytest", *selection, *pytest_args], cwd=ROOT).returncode
         results[version] = "passed" if code == 0 else f"failed (pytest exit code {code})"
     print("dev.py ci: " + "; ".join(f"{version if version == 'lint' else 'Python ' + version} {result}"

@@ -35,7 +35,7 @@ def writer_for(client: Any, run_id: str, store_uri: str, folder: Path) -> Writer
     """A writer into an existing run through ``client`` (a real MlflowClient, perhaps
     observed), draining only when flushed or closed."""
     target = RunTarget(Store(store_uri, None), "tests", join_run_id=run_id)
-    return Writer.for_journal(JournalWriter.create(target, root=folder), target, interval=60, open_run=lambda _target, _call: (client, run_id))
+    return Writer.for_journal(JournalWriter.create(target, root=folder), target, interval=60, open_run=lambda _: (client, run_id))
 
 
 @pytest.fixture(scope="session", autouse=True)

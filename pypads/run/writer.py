@@ -48,7 +48,7 @@ class Writer:
         interval: seconds between two uploads.
         on_open: called with the run id once the run exists, before a script's
             ``import mlflow`` can return.
-        open_run: how to open it (uploader thread only): ``(target, call) -> (MlflowClient,
+        open_run: how to open it (uploader thread only): ``target -> (MlflowClient,
             run id)``; by default ``mlflow_connection.open_run``.
         in_process: upload on a thread of this process instead of a process of its own.
         recover: also upload the journals that earlier processes left behind.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from pathlib import Path
@@ -15,7 +14,6 @@ from mlflow.tracking import MlflowClient
 from mlflow.tracking.context import registry as context_registry
 from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_USER
 
-from pypads.to_mlflow.connection.entities import MlflowCaller, direct
 from pypads.to_mlflow.store import RunTarget, Store
 
 # The experiment tag MLflow 3's UI reads for the view an experiment opens in, and the
@@ -24,7 +22,7 @@ EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 MODEL_TRAINING_KIND = "custom_model_development"
 
 
-def open_run(target: RunTarget, call: MlflowCaller = direct, start_time: int | None = None) -> tuple[MlflowClient, str]:
+def open_run(target: RunTarget, start_time: int | None = None) -> tuple[MlflowClient, str]:
     """The client and the id of the run to write into: the one to join, or a new run
     in the target's experiment, tagged the way ``mlflow.start_run`` tags it (user — the
     target's pseudonym if it has one —, source, git commit) so the UI shows where it
@@ -32,13 +30,12 @@ def open_run(target: RunTarget, call: MlflowCaller = direct, start_time: int | N
     opened later, off the script's thread, and its "Created at" and "Duration" must not
     count that delay.
 
-    Each request to MLflow goes through ``call`` on its own (the uploader's clock): the
-    local work between them (git's tags on a busy host) and an MPI rank's wait for its
-    job's run are no call left unanswered."""
+    The uploader times all of it as one call: an end waits for it at most its timeout
+    (an MPI rank's wait for its job's run, or git hanging, included)."""
     client = MlflowClient(target.store.tracking_uri)
     if target.join_run_id is not None:
         return client, target.join_run_id
-    experiment_id = call(ensure_experiment, client, target.store, target.experiment_name)
+    experiment_id = ensure_experiment(client, target.store, target.experiment_name)
     tags = context_registry.resolve_tags()
     if target.user is not None:  # a pseudonym (config "pseudonymize"): the tag and the run's user id
         tags[MLFLOW_USER] = target.user
@@ -49,8 +46,8 @@ def open_run(target: RunTarget, call: MlflowCaller = direct, start_time: int | N
             tags[MPI_JOB_TAG] = job
         else:  # a child run of the job's: found by its tag, once rank 0's uploader has made it
             name = f"rank-{rank}"
-            tags.update({MLFLOW_PARENT_RUN_ID: _job_run(client, experiment_id, job, call), MPI_RANK_TAG: str(rank)})
-    run = call(functools.partial(client.create_run, start_time=start_time, tags=tags, run_name=name), experiment_id)
+            tags.update({MLFLOW_PARENT_RUN_ID: _job_run(client, experiment_id, job), MPI_RANK_TAG: str(rank)})
+    run = client.create_run(experiment_id, start_time=start_time, tags=tags, run_name=name)
     return client, run.info.run_id
 
 
@@ -65,11 +62,11 @@ RANK_FAILURE_TAG = "pypads.failure.rank-"
 RANK_WAIT = 120.0
 
 
-def _job_run(client: MlflowClient, experiment_id: str, job: str, call: MlflowCaller) -> str:
+def _job_run(client: MlflowClient, experiment_id: str, job: str) -> str:
     deadline, pause = time.monotonic() + RANK_WAIT, 0.25
-    search = functools.partial(client.search_runs, max_results=1, order_by=["attributes.start_time DESC"])
     while True:
-        found = call(search, [experiment_id], f"tags.`{MPI_JOB_TAG}` = '{job}'")
+        found = client.search_runs([experiment_id], f"tags.`{MPI_JOB_TAG}` = '{job}'", max_results=1,
+                                   order_by=["attributes.start_time DESC"])
         if found:
             return str(found[0].info.run_id)
         if time.monotonic() > deadline:
@@ -117,28 +114,40 @@ def ensure_experiment(client: MlflowClient, store: Store, name: str) -> str:
 def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: bool = False, mpi: bool = False) -> None:
     """End ``run_id`` with ``status`` (``only_if_running``: unless it has ended already).
 
-    ``mpi``: the run of a rank of a parallel job. The job's run ends FAILED if a rank
-    failed; a rank that failed says so on the job's run, and fails it if it has ended."""
+    ``mpi``: the run of a rank of a parallel job. A rank that failed or was killed says
+    so on the job's run (rank 0's), which then ends FAILED, or KILLED where no rank
+    failed (the whole job cancelled); a rank that ends after the job's run ended sets it so."""
     run = client.get_run(run_id) if mpi or only_if_running else None
     if run is not None and only_if_running and run.info.status != RUNNING:
         return
     tags = run.data.tags if run is not None and mpi else {}
-    if MPI_JOB_TAG in tags and _a_rank_failed(tags):
-        status = "FAILED"  # finished, or killed by the launcher because a rank failed
+    if MPI_JOB_TAG in tags:
+        status = job_status(status, tags)
     client.set_terminated(run_id, status)
-    if MPI_JOB_TAG in tags and status != "FAILED" and _a_rank_failed(client.get_run(run_id).data.tags):
-        # A rank's failure noted between the read above and the end: each side writes,
-        # then reads what the other wrote, so one of the two always sees the other.
-        client.set_terminated(run_id, "FAILED")
+    if MPI_JOB_TAG in tags:
+        # A rank's end noted between the read above and this end: each side writes, then
+        # reads what the other wrote, so one of the two always sees the other.
+        settled = job_status(status, client.get_run(run_id).data.tags)
+        if settled != status:
+            client.set_terminated(run_id, settled)
     job_run = tags.get(MLFLOW_PARENT_RUN_ID)
     if MPI_RANK_TAG in tags and job_run and status in ("FAILED", "KILLED"):
         client.set_tag(job_run, RANK_FAILURE_TAG + tags[MPI_RANK_TAG], status)
-        if client.get_run(job_run).info.status != RUNNING:
-            client.set_terminated(job_run, "FAILED")
+        job = client.get_run(job_run)
+        if job.info.status != RUNNING and job_status(job.info.status, job.data.tags) != job.info.status:
+            client.set_terminated(job_run, job_status(job.info.status, job.data.tags))
 
 
-def _a_rank_failed(tags: dict[str, str]) -> bool:
-    return any(key.startswith(RANK_FAILURE_TAG) for key in tags)
+def job_status(status: str, tags: dict[str, str]) -> str:
+    """The status of an MPI job's run that would end with ``status``, given its ranks'
+    ends in ``tags``: FAILED if a rank failed; KILLED if one was killed and the job
+    would have finished; else ``status``."""
+    ends = {value for key, value in tags.items() if key.startswith(RANK_FAILURE_TAG)}
+    if "FAILED" in ends:
+        return "FAILED"
+    if "KILLED" in ends and status == "FINISHED":
+        return "KILLED"
+    return status
 
 
 def download_artifacts(uri: str, target: Path, tracking_uri: str | None) -> Path:

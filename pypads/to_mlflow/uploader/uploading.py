@@ -26,9 +26,8 @@ from pypads.to_mlflow.uploader.reports import OncePerKey, Warn, warn_locally
 if TYPE_CHECKING:  # MLflow is imported when the run is opened, not before
     from mlflow.tracking import MlflowClient
 
-OpenRun = Callable[[RunTarget, Callable[..., Any]], "tuple[MlflowClient, str]"]
-"""Opens a run: ``(target, call) -> (MlflowClient, run id)``, each request to MLflow
-through ``call`` (the uploader's clock)."""
+OpenRun = Callable[[RunTarget], "tuple[MlflowClient, str]"]
+"""Opens a run: ``target -> (MlflowClient, run id)``."""
 
 
 class Uploader:
@@ -38,7 +37,7 @@ class Uploader:
         folder: the journal.
         clock: times every MLflow call (see :class:`AnswerClock`).
         warn: reports a failure, once per ``key``.
-        open_run: ``(target, call) -> (MlflowClient, run id)``; by default
+        open_run: ``target -> (MlflowClient, run id)``; by default
             :func:`pypads.to_mlflow.connection.open_run`.
         on_open: called with the run id once the run exists.
         pictures: whether to draw the models' pictures (not on a thread of the script:
@@ -93,7 +92,7 @@ class Uploader:
             if self.opened.is_set():
                 return self.run_id is not None
             try:
-                self.client, run_id = open_run(self.target, self.clock.call)
+                self.client, run_id = self.clock.call(open_run, self.target)
                 self._note_run_id(run_id)
                 self.run_id = run_id
                 if self._on_open is not None:
@@ -272,7 +271,7 @@ class Uploader:
 
 
 def _raise(error: Exception) -> OpenRun:
-    def raising(_target: RunTarget, _call: Callable[..., Any]) -> tuple[Any, str]:
+    def raising(_target: RunTarget) -> tuple[Any, str]:
         raise error
     return raising
 
