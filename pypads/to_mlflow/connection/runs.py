@@ -134,8 +134,9 @@ def end_run(client: MlflowClient, run_id: str, status: str, only_if_running: boo
     if MPI_RANK_TAG in tags and job_run and status in ("FAILED", "KILLED"):
         client.set_tag(job_run, RANK_FAILURE_TAG + tags[MPI_RANK_TAG], status)
         job = client.get_run(job_run)
-        if job.info.status != RUNNING and job_status(job.info.status, job.data.tags) != job.info.status:
-            client.set_terminated(job_run, job_status(job.info.status, job.data.tags))
+        settled = job_status(job.info.status, job.data.tags)
+        if job.info.status != RUNNING and settled != job.info.status:
+            client.set_terminated(job_run, settled)
 
 
 def job_status(status: str, tags: dict[str, str]) -> str:
